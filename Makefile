@@ -1,0 +1,46 @@
+# The two commands of the README:
+#   make demo   bring up the local Neo4j + the service with demo data, and show a real pack
+#   make test   run the whole test suite (starts and stops the Neo4j it needs)
+# Everything is installed by these targets: a Python venv (.venv) and the Neo4j jars
+# (fetched from Maven Central into ~/.cache/graphsvc on first use).
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+PORT ?= 8080
+RUN_DIR := .run
+
+.PHONY: demo test up down venv bench
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e '.[dev]'
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -q
+
+up: $(STAMP)
+	$(BIN)/graphsvc neo4j start
+	@mkdir -p $(RUN_DIR)
+	@if [ -f $(RUN_DIR)/serve.pid ] && kill -0 $$(cat $(RUN_DIR)/serve.pid) 2>/dev/null; then \
+		echo "graphsvc already serving on http://127.0.0.1:$(PORT)"; \
+	else \
+		GRAPHSVC_PORT=$(PORT) nohup $(BIN)/graphsvc serve > $(RUN_DIR)/serve.log 2>&1 & echo $$! > $(RUN_DIR)/serve.pid; \
+		for i in $$(seq 1 60); do curl -sf http://127.0.0.1:$(PORT)/readyz >/dev/null && break; sleep 0.5; done; \
+		echo "graphsvc serving on http://127.0.0.1:$(PORT) (log: $(RUN_DIR)/serve.log)"; \
+	fi
+
+demo: up
+	$(BIN)/graphsvc demo --url http://127.0.0.1:$(PORT)
+
+down:
+	-@[ -f $(RUN_DIR)/serve.pid ] && kill $$(cat $(RUN_DIR)/serve.pid) 2>/dev/null; rm -f $(RUN_DIR)/serve.pid
+	$(BIN)/graphsvc neo4j stop
+
+bench: $(STAMP)
+	$(BIN)/python -m bench.run

@@ -1,0 +1,4 @@
+// Which of the referenced ids exist, and what kind are they? (ingest/relate check, before any write)
+UNWIND $ids AS ref
+OPTIONAL MATCH (c:Capsule {id: ref})
+RETURN ref AS id, c.kind AS kind, c IS NOT NULL AS exists

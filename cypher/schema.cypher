@@ -1,0 +1,16 @@
+// Applied idempotently at start-up (graphsvc.db.Database.apply_schema).
+// Unique capsule ids, one id counter, and the indexes the fenced reads need.
+CREATE CONSTRAINT capsule_id_unique IF NOT EXISTS
+FOR (c:Capsule) REQUIRE c.id IS UNIQUE;
+
+CREATE CONSTRAINT id_counter_name_unique IF NOT EXISTS
+FOR (k:IdCounter) REQUIRE k.name IS UNIQUE;
+
+CREATE INDEX capsule_project_id IF NOT EXISTS
+FOR (c:Capsule) ON (c.project_id);
+
+CREATE INDEX capsule_kind_project IF NOT EXISTS
+FOR (c:Capsule) ON (c.kind, c.project_id);
+
+CREATE INDEX capsule_seq IF NOT EXISTS
+FOR (c:Capsule) ON (c.seq);

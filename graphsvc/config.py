@@ -1,0 +1,38 @@
+"""Settings from the environment (SPEC §7), with the defaults documented in the README.
+
+Credentials are held as `SecretStr` so that a stray `repr()` in a log line can never
+print them.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from pydantic import Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+LOCAL_BOLT_URI = "bolt://127.0.0.1:7687"
+LOCAL_USER = "neo4j"
+LOCAL_PASSWORD = "graphsvc-local-password"
+
+
+class Settings(BaseSettings):
+    """Everything the service reads from its environment."""
+
+    model_config = SettingsConfigDict(env_prefix="", case_sensitive=False, extra="ignore")
+
+    neo4j_uri: str = Field(default=LOCAL_BOLT_URI, description="Bolt URI; default is the local Neo4j.")
+    neo4j_user: str = Field(default=LOCAL_USER)
+    neo4j_password: SecretStr = Field(default=SecretStr(LOCAL_PASSWORD))
+    neo4j_database: str = Field(default="neo4j")
+    graphsvc_host: str = Field(default="127.0.0.1")
+    graphsvc_port: int = Field(default=8080, ge=1, le=65535)
+    graphsvc_api_token: SecretStr | None = Field(default=None)
+    graphsvc_log_level: str = Field(default="info")
+    # Seconds a request may wait for Neo4j before the service answers 503.
+    graphsvc_neo4j_timeout: float = Field(default=2.0, gt=0)
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    return Settings()

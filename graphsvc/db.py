@@ -1,0 +1,111 @@
+"""The one place that talks to the Neo4j driver.
+
+Follows the driver manual's idioms: `execute_query` for single statements and
+managed transactions (`execute_read` / `execute_write`) for units of work that
+must be all-or-nothing. Every driver outage is turned into `Unavailable`
+(HTTP 503 + Retry-After) within the configured timeout instead of hanging, and
+credentials never appear in the messages.
+"""
+
+from __future__ import annotations
+
+import logging
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator, TypeVar
+
+import neo4j
+from neo4j import GraphDatabase, ManagedTransaction, RoutingControl
+from neo4j.exceptions import DriverError, ServiceUnavailable, SessionExpired, TransientError
+
+from . import cypher
+from .config import Settings
+from .errors import Unavailable
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+
+class Database:
+    """A driver plus the database name, with outage handling and named statements."""
+
+    def __init__(self, uri: str, user: str, password: str, database: str = "neo4j", timeout: float = 2.0):
+        self.uri = uri
+        self.database = database
+        self.timeout = timeout
+        self._driver = GraphDatabase.driver(
+            uri,
+            auth=(user, password),
+            connection_timeout=timeout,
+            connection_acquisition_timeout=timeout,
+            max_transaction_retry_time=timeout,
+            liveness_check_timeout=0,
+            notifications_min_severity="OFF",
+        )
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> "Database":
+        return cls(
+            settings.neo4j_uri,
+            settings.neo4j_user,
+            settings.neo4j_password.get_secret_value(),
+            settings.neo4j_database,
+            settings.graphsvc_neo4j_timeout,
+        )
+
+    def close(self) -> None:
+        self._driver.close()
+
+    @contextmanager
+    def _outage_as_unavailable(self) -> Iterator[None]:
+        try:
+            yield
+        except (ServiceUnavailable, SessionExpired) as exc:
+            log.warning("neo4j unavailable at %s: %s", self.uri, type(exc).__name__)
+            raise Unavailable(f"Neo4j at {self.uri} is not reachable; retry shortly.") from None
+        except TransientError as exc:
+            raise Unavailable(f"Neo4j is busy ({exc.code}); retry shortly.") from None
+        except DriverError as exc:  # acquisition timeouts and friends
+            log.warning("neo4j driver error: %s", type(exc).__name__)
+            raise Unavailable(f"Neo4j at {self.uri} did not answer in time; retry shortly.") from None
+        except OSError:
+            raise Unavailable(f"Neo4j at {self.uri} is not reachable; retry shortly.") from None
+
+    def query(self, name: str, **params: Any) -> list[neo4j.Record]:
+        """Run the named read statement `cypher/<name>.cypher` with parameters."""
+        with self._outage_as_unavailable():
+            records, _, _ = self._driver.execute_query(
+                cypher.load(name), params, database_=self.database, routing_=RoutingControl.READ
+            )
+        return records
+
+    def read(self, work: Callable[[ManagedTransaction], T]) -> T:
+        """One read transaction (a consistent snapshot for multi-statement reads)."""
+        with self._outage_as_unavailable():
+            with self._driver.session(database=self.database) as session:
+                return session.execute_read(work)
+
+    def write(self, work: Callable[[ManagedTransaction], T]) -> T:
+        """One write transaction: everything in `work` commits together or not at all."""
+        with self._outage_as_unavailable():
+            with self._driver.session(database=self.database) as session:
+                return session.execute_write(work)
+
+    def apply_schema(self) -> None:
+        """Create the constraints and indexes of `cypher/schema.cypher` if missing."""
+        with self._outage_as_unavailable():
+            for statement in cypher.load_statements("schema"):
+                self._driver.execute_query(statement, database_=self.database)
+            self._driver.execute_query("CALL db.awaitIndexes(60)", database_=self.database)
+
+    def ping(self) -> bool:
+        """True when Neo4j answers a trivial query within the timeout."""
+        try:
+            self.query("ping")
+            return True
+        except Unavailable:
+            return False
+
+
+def run(tx: ManagedTransaction, name: str, **params: Any) -> list[neo4j.Record]:
+    """Run the named statement inside a managed transaction and fetch every record."""
+    return list(tx.run(cypher.load(name), params))

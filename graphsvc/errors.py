@@ -1,0 +1,61 @@
+"""The service's error vocabulary, shared by every surface.
+
+Each error knows its HTTP status and renders as the SPEC §6 body
+`{"error": {"code", "message", "field"?}}`, so HTTP, MCP and CLI report the
+same words for the same mistake.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class ServiceError(Exception):
+    status: int = 500
+    code: str = "internal"
+
+    def __init__(self, message: str, *, field: str | None = None, details: list[dict[str, Any]] | None = None):
+        super().__init__(message)
+        self.message = message
+        self.field = field
+        self.details = details
+
+    def to_body(self) -> dict[str, Any]:
+        error: dict[str, Any] = {"code": self.code, "message": self.message}
+        if self.field is not None:
+            error["field"] = self.field
+        if self.details:
+            error["details"] = self.details
+        return {"error": error}
+
+
+class BadRequest(ServiceError):
+    """The request cannot mean anything useful (e.g. a prefix that matches nothing)."""
+
+    status = 400
+    code = "bad_request"
+
+
+class InvalidInput(ServiceError):
+    """A well-formed request whose content breaks a rule (SPEC §5: 422, nothing written)."""
+
+    status = 422
+    code = "invalid"
+
+
+class NotFound(ServiceError):
+    status = 404
+    code = "not_found"
+
+
+class Unauthorized(ServiceError):
+    status = 401
+    code = "unauthorized"
+
+
+class Unavailable(ServiceError):
+    """Neo4j cannot be reached in time; the caller should retry after `retry_after` seconds."""
+
+    status = 503
+    code = "neo4j_unavailable"
+    retry_after = 2

@@ -1,0 +1,1 @@
+"""The Starlette JSON surface: thin handlers over the shared GraphService."""

@@ -1,0 +1,99 @@
+"""The Starlette application: route modules, error rendering, health, OpenAPI."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from typing import Any, AsyncIterator
+
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from ..errors import ServiceError, Unavailable
+from ..service import GraphService
+from . import capsule_routes
+from .common import call
+from .openapi import Operation, build_document
+
+log = logging.getLogger(__name__)
+
+ROUTE_MODULES = [capsule_routes]
+
+BASE_OPERATIONS = [
+    Operation("GET", "/healthz", "The process is up", public=True, error_statuses=()),
+    Operation("GET", "/readyz", "Neo4j is reachable and the schema is applied", error_statuses=(401, 503)),
+    Operation("GET", "/openapi.json", "This document", error_statuses=(401,)),
+]
+
+
+def _error_response(exc: ServiceError) -> JSONResponse:
+    headers = {"Retry-After": str(exc.retry_after)} if isinstance(exc, Unavailable) else None
+    return JSONResponse(exc.to_body(), status_code=exc.status, headers=headers)
+
+
+async def _service_error(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, ServiceError)
+    return _error_response(exc)
+
+
+async def _http_error(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, HTTPException)
+    code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
+    message = {
+        404: f"no route {request.method} {request.url.path}; see /openapi.json",
+        405: f"{request.method} is not allowed on {request.url.path}; see /openapi.json",
+    }.get(exc.status_code, str(exc.detail))
+    return JSONResponse({"error": {"code": code, "message": message}}, status_code=exc.status_code)
+
+
+async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
+    log.exception("unexpected error on %s %s", request.method, request.url.path)
+    return JSONResponse({"error": {"code": "internal", "message": "unexpected server error; it was logged"}},
+                        status_code=500)
+
+
+def all_operations() -> list[Operation]:
+    ops = list(BASE_OPERATIONS)
+    for module in ROUTE_MODULES:
+        ops += module.OPERATIONS
+    return ops
+
+
+def create_app(service: GraphService, *, extra_routes: list[Any] | None = None) -> Starlette:
+    document = build_document(all_operations())
+
+    async def healthz(request: Request) -> JSONResponse:
+        return JSONResponse({"status": "ok"})
+
+    async def readyz(request: Request) -> JSONResponse:
+        if await call(service.ready):
+            return JSONResponse({"status": "ready", "neo4j": "reachable"})
+        return _error_response(Unavailable("Neo4j is not reachable; retry shortly."))
+
+    async def openapi(request: Request) -> JSONResponse:
+        return JSONResponse(document)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        try:
+            await call(service.ensure_schema)
+        except Unavailable:
+            log.warning("Neo4j unreachable at start-up; the schema will be applied when it answers")
+        yield
+
+    route_list: list[Any] = [
+        Route("/healthz", healthz, methods=["GET"]),
+        Route("/readyz", readyz, methods=["GET"]),
+        Route("/openapi.json", openapi, methods=["GET"]),
+    ]
+    for module in ROUTE_MODULES:
+        route_list += module.routes(service)
+    route_list += extra_routes or []
+    return Starlette(
+        routes=route_list,
+        lifespan=lifespan,
+        exception_handlers={ServiceError: _service_error, HTTPException: _http_error, Exception: _unexpected},
+    )

@@ -1,0 +1,92 @@
+"""An OpenAPI 3.1 document built from the same route table the app mounts.
+
+Each route module declares its operations next to its handlers; request
+schemas come from the pydantic models, so the document cannot drift from the
+validation that actually runs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from pydantic import BaseModel
+
+from .. import __version__
+
+ERROR_SCHEMA = {
+    "type": "object",
+    "required": ["error"],
+    "properties": {
+        "error": {
+            "type": "object",
+            "required": ["code", "message"],
+            "properties": {
+                "code": {"type": "string"},
+                "message": {"type": "string"},
+                "field": {"type": "string"},
+                "details": {"type": "array", "items": {"type": "object"}},
+            },
+        }
+    },
+}
+
+
+@dataclass(frozen=True)
+class Operation:
+    method: str
+    path: str
+    summary: str
+    description: str = ""
+    request_model: type[BaseModel] | None = None
+    request_schema: dict[str, Any] | None = None
+    parameters: Sequence[dict[str, Any]] = field(default_factory=tuple)
+    success_status: int = 200
+    error_statuses: Sequence[int] = (400, 401, 422, 503)
+    public: bool = False
+
+
+def _request_schema(op: Operation) -> dict[str, Any] | None:
+    if op.request_schema is not None:
+        return op.request_schema
+    if op.request_model is not None:
+        return op.request_model.model_json_schema(ref_template="#/components/schemas/{model}", by_alias=True)
+    return None
+
+
+def build_document(operations: Sequence[Operation]) -> dict[str, Any]:
+    paths: dict[str, dict[str, Any]] = {}
+    components: dict[str, Any] = {"Error": ERROR_SCHEMA}
+    for op in operations:
+        entry: dict[str, Any] = {
+            "summary": op.summary,
+            "operationId": f"{op.method.lower()}_{op.path.strip('/').replace('/', '_').replace('{', '').replace('}', '')}",
+            "responses": {str(op.success_status): {"description": "OK", "content": {"application/json": {"schema": {"type": "object"}}}}},
+        }
+        if op.description:
+            entry["description"] = op.description
+        if op.parameters:
+            entry["parameters"] = list(op.parameters)
+        schema = _request_schema(op)
+        if schema is not None:
+            defs = schema.pop("$defs", {})
+            components.update(defs)
+            entry["requestBody"] = {"required": True, "content": {"application/json": {"schema": schema}}}
+        for status in op.error_statuses:
+            entry["responses"][str(status)] = {
+                "description": "error",
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}},
+            }
+        if not op.public:
+            entry["security"] = [{"bearer": []}]
+        paths.setdefault(op.path, {})[op.method.lower()] = entry
+    return {
+        "openapi": "3.1.0",
+        "info": {"title": "graphsvc", "version": __version__,
+                 "description": "Deterministic cold-start memory packs for coding agents, computed in Neo4j."},
+        "paths": paths,
+        "components": {
+            "schemas": components,
+            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
+        },
+    }

@@ -1,0 +1,222 @@
+"""Request and response models (pydantic v2): every rule of SPEC §1, §2, §4, §5 in one place.
+
+Every write is validated here before any Cypher runs. Models forbid unknown
+fields so a typo is a teaching error, not a silently ignored option.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timezone
+from typing import Annotated, Literal
+
+from pydantic import (
+    AfterValidator,
+    AwareDatetime,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictInt,
+    model_validator,
+)
+
+KINDS = (
+    "constraint", "decision", "failure_pattern", "task", "epic",
+    "fact", "procedure", "doc", "capability", "brainstorm",
+)
+DAG_KINDS = ("task", "epic")
+TIERS = ("active", "archived", "stale")
+STATUSES = ("open", "done")
+
+Kind = Literal[
+    "constraint", "decision", "failure_pattern", "task", "epic",
+    "fact", "procedure", "doc", "capability", "brainstorm",
+]
+Tier = Literal["active", "archived", "stale"]
+Status = Literal["open", "done"]
+
+MAX_CONTENT_BYTES = 64 * 1024
+MAX_HEADLINE_CHARS = 120
+MAX_BATCH = 1000
+MAX_TERMS = 64
+MAX_TERM_CHARS = 200
+
+_CAPSULE_ID = re.compile(r"^cap-[1-9][0-9]*$")
+
+
+def check_project_id(value: str) -> str:
+    """SPEC §1: 1–200 chars, `/` separates levels, no leading/trailing `/`, no empty segment."""
+    if not 1 <= len(value) <= 200:
+        raise ValueError("must be 1-200 characters")
+    if value != value.strip():
+        raise ValueError("must not start or end with whitespace")
+    if value.startswith("/") or value.endswith("/"):
+        raise ValueError("must not start or end with '/' (use 'team/project', not '/team/project/')")
+    if "//" in value:
+        raise ValueError("must not contain an empty segment ('//')")
+    return value
+
+
+def check_project_prefix(value: str) -> str:
+    """SPEC §2: a prefix that can match nothing is a mistake, so say so instead of answering empty."""
+    if not value.strip():
+        raise ValueError(
+            "an empty project_prefix matches nothing; omit project_prefix to read the whole store, "
+            "or send a prefix such as 'nott'"
+        )
+    if value.endswith("/"):
+        raise ValueError(
+            f"a project_prefix ending in '/' matches nothing (project ids never end in '/'); "
+            f"send '{value.rstrip('/') or 'nott'}' to cover it and its sub-projects"
+        )
+    return check_project_id(value)
+
+
+def check_capsule_id(value: str) -> str:
+    if not _CAPSULE_ID.match(value):
+        raise ValueError("must look like 'cap-<n>' with n >= 1 (ids are assigned by the service)")
+    return value
+
+
+def check_content(value: str) -> str:
+    if not value.strip():
+        raise ValueError("must not be empty or only whitespace")
+    if len(value.encode("utf-8")) > MAX_CONTENT_BYTES:
+        raise ValueError(f"must be at most {MAX_CONTENT_BYTES} bytes of UTF-8 (64 KiB)")
+    return value
+
+
+def check_headline(value: str) -> str:
+    if not value.strip():
+        raise ValueError("must not be empty; omit it to derive it from the content's first line")
+    if len(value) > MAX_HEADLINE_CHARS:
+        raise ValueError(f"must be at most {MAX_HEADLINE_CHARS} characters")
+    return value
+
+
+def as_utc(value: datetime) -> datetime:
+    return value.astimezone(timezone.utc)
+
+
+def derive_headline(content: str) -> str:
+    """The first non-empty line of the content, trimmed to 120 characters."""
+    for line in content.splitlines():
+        line = line.strip()
+        if line:
+            return line[:MAX_HEADLINE_CHARS]
+    return content.strip()[:MAX_HEADLINE_CHARS]
+
+
+ProjectId = Annotated[str, AfterValidator(check_project_id)]
+ProjectPrefix = Annotated[str, AfterValidator(check_project_prefix)]
+CapsuleId = Annotated[str, AfterValidator(check_capsule_id)]
+Content = Annotated[str, AfterValidator(check_content)]
+Headline = Annotated[str, AfterValidator(check_headline)]
+UtcDatetime = Annotated[AwareDatetime, AfterValidator(as_utc)]
+CapsuleIds = Annotated[list[CapsuleId], Field(max_length=MAX_BATCH)]
+
+
+class StrictModel(BaseModel):
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=False)
+
+
+# ---------------------------------------------------------------- writes
+
+
+class CapsuleIn(StrictModel):
+    """One capsule to ingest; edges to existing capsules are created in the same transaction."""
+
+    project_id: ProjectId
+    kind: Kind
+    content: Content
+    headline: Headline | None = None
+    tier: Tier = "active"
+    status: Status | None = Field(default=None, description="task/epic only; default 'open'")
+    valid_to: UtcDatetime | None = Field(default=None, description="expiry; expired when valid_to <= now")
+    supersedes: CapsuleIds = Field(default_factory=list, description="ids this capsule supersedes")
+    blocks: CapsuleIds = Field(default_factory=list, description="task/epic ids that cannot start until this is done")
+    blocked_by: CapsuleIds = Field(default_factory=list, description="task/epic ids that must be done first")
+
+    @model_validator(mode="after")
+    def _kind_rules(self) -> "CapsuleIn":
+        if self.kind in DAG_KINDS:
+            if self.status is None:
+                self.status = "open"
+        elif self.status is not None:
+            raise ValueError(f"status is only for task and epic capsules, not kind '{self.kind}'")
+        if (self.blocks or self.blocked_by) and self.kind not in DAG_KINDS:
+            raise ValueError(f"BLOCKS edges join task/epic capsules only; kind '{self.kind}' cannot block or be blocked")
+        if self.headline is None:
+            self.headline = derive_headline(self.content)
+        return self
+
+
+class IngestBatch(StrictModel):
+    items: Annotated[list[CapsuleIn], Field(min_length=1, max_length=MAX_BATCH)]
+
+
+class Edge(StrictModel):
+    type: Literal["BLOCKS", "SUPERSEDES"]
+    from_id: CapsuleId = Field(alias="from")
+    to_id: CapsuleId = Field(alias="to")
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    @model_validator(mode="after")
+    def _no_self_loop(self) -> "Edge":
+        if self.from_id == self.to_id:
+            raise ValueError(f"a capsule cannot {self.type} itself ({self.from_id})")
+        return self
+
+
+class RelateRequest(StrictModel):
+    """Add and/or remove edges between existing capsules, all in one transaction."""
+
+    add: Annotated[list[Edge], Field(max_length=MAX_BATCH)] = Field(default_factory=list)
+    remove: Annotated[list[Edge], Field(max_length=MAX_BATCH)] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _something(self) -> "RelateRequest":
+        if not self.add and not self.remove:
+            raise ValueError("send at least one edge in 'add' or 'remove'")
+        return self
+
+
+class CapsuleUpdate(StrictModel):
+    """Fields an agent may change after ingest; `updated_at` is bumped by the service."""
+
+    status: Status | None = None
+    tier: Tier | None = None
+    valid_to: UtcDatetime | None = None
+    clear_valid_to: bool = False
+    headline: Headline | None = None
+    content: Content | None = None
+
+    @model_validator(mode="after")
+    def _something(self) -> "CapsuleUpdate":
+        if not self.model_fields_set - {"clear_valid_to"} and not self.clear_valid_to:
+            raise ValueError("send at least one of status, tier, valid_to, clear_valid_to, headline, content")
+        if self.clear_valid_to and self.valid_to is not None:
+            raise ValueError("send either valid_to or clear_valid_to, not both")
+        return self
+
+
+# ---------------------------------------------------------------- reads
+
+
+class Fence(StrictModel):
+    """SPEC §2 scope fences; both given → AND; neither → the whole store."""
+
+    project_id: ProjectId | None = None
+    project_prefix: ProjectPrefix | None = None
+
+
+class BootstrapRequest(Fence):
+    """SPEC §4 input."""
+
+    terms: Annotated[
+        list[Annotated[str, Field(max_length=MAX_TERM_CHARS)]], Field(max_length=MAX_TERMS)
+    ] | None = Field(default=None, description="caller-expanded terms; raw, re-rank only, never filter")
+    token_budget: Annotated[StrictInt, Field(ge=0)] = Field(
+        default=1500, description="token budget for the whole pack; 0 returns an empty pack"
+    )

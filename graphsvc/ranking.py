@@ -1,0 +1,67 @@
+"""Ordering within a pack section: term coverage, then decay, then id.
+
+Every key is a pure function of the capsule, the request's terms and the
+request clock, so the same store, request and clock always rank the same way.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from datetime import datetime
+
+from graphsvc.candidates import Candidate
+from graphsvc.textmatch import covered_tokens, text_tokens
+
+__all__ = ["HALF_LIFE_DAYS", "decay", "id_number", "rank"]
+
+#: A capsule's weight halves every 90 days since its last update: a quarter
+#: is long enough that standing knowledge does not vanish between releases,
+#: short enough that last week's decision outranks last year's.
+HALF_LIFE_DAYS = 90
+
+_HALF_LIFE_SECONDS = HALF_LIFE_DAYS * 86_400
+_CAPSULE_ID = re.compile(r"cap-(\d+)")
+
+
+def _require_aware(value: datetime, name: str) -> None:
+    if value.tzinfo is None or value.utcoffset() is None:
+        raise ValueError(f"{name} must be timezone-aware (UTC), got naive {value.isoformat()}")
+
+
+def decay(updated_at: datetime, now: datetime) -> float:
+    """Exponential recency weight in (0, 1]: 1 when fresh, 0.5 after one half-life.
+
+    A capsule updated "in the future" (clock skew) counts as fresh rather than
+    as more than fresh, so skew cannot push it above everything else.
+    """
+    _require_aware(updated_at, "updated_at")
+    _require_aware(now, "now")
+    age_seconds = max(0.0, (now - updated_at).total_seconds())
+    return 0.5 ** (age_seconds / _HALF_LIFE_SECONDS)
+
+
+def id_number(capsule_id: str) -> int:
+    """The numeric part of ``cap-<n>``: ids order by number, so cap-9 precedes cap-10."""
+    match = _CAPSULE_ID.fullmatch(capsule_id)
+    if match is None:
+        raise ValueError(f"not a capsule id (expected 'cap-<n>'): {capsule_id!r}")
+    return int(match.group(1))
+
+
+def rank(
+    candidates: Sequence[Candidate],
+    term_sets: Sequence[frozenset[str]],
+    now: datetime,
+) -> list[Candidate]:
+    """Order by covered term tokens desc, decay desc, numeric id asc.
+
+    Terms only re-rank: every candidate comes back. Without terms every
+    coverage is 0 and the order is pure decay, then id.
+    """
+
+    def sort_key(candidate: Candidate) -> tuple[int, float, int]:
+        coverage = covered_tokens(term_sets, text_tokens(candidate.headline, candidate.content))
+        return (-coverage, -decay(candidate.updated_at, now), id_number(candidate.id))
+
+    return sorted(candidates, key=sort_key)

@@ -1,0 +1,89 @@
+"""Ingest: one capsule or a batch, all-or-nothing in one write transaction.
+
+Order inside the transaction matters: referenced ids are checked first (so a bad
+reference burns no ids), then ids are reserved from the counter, then nodes and
+edges are created with UNWIND (one statement per kind of write, never one per row).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Sequence
+
+from neo4j import ManagedTransaction
+
+from ..db import Database, run
+from ..errors import InvalidInput
+from ..models import DAG_KINDS, CapsuleIn
+
+
+def _field(index: int | None, name: str, position: int) -> str:
+    prefix = f"items[{index}]." if index is not None else ""
+    return f"{prefix}{name}[{position}]"
+
+
+def _check_references(tx: ManagedTransaction, items: Sequence[CapsuleIn], batch: bool) -> None:
+    wanted = sorted({ref for item in items for ref in (*item.supersedes, *item.blocks, *item.blocked_by)})
+    if not wanted:
+        return
+    kinds = {r["id"]: r["kind"] for r in run(tx, "capsules/lookup_refs", ids=wanted) if r["exists"]}
+    for index, item in enumerate(items):
+        where = index if batch else None
+        for name in ("supersedes", "blocks", "blocked_by"):
+            for position, ref in enumerate(getattr(item, name)):
+                if ref not in kinds:
+                    raise InvalidInput(
+                        f"{ref} does not exist; edges can only point at stored capsules",
+                        field=_field(where, name, position),
+                    )
+                if name != "supersedes" and kinds[ref] not in DAG_KINDS:
+                    raise InvalidInput(
+                        f"{ref} is a '{kinds[ref]}'; BLOCKS edges join task/epic capsules only",
+                        field=_field(where, name, position),
+                    )
+
+
+def _row(item: CapsuleIn, capsule_id: str, seq: int, now: datetime) -> dict[str, Any]:
+    row: dict[str, Any] = {
+        "id": capsule_id,
+        "seq": seq,
+        "project_id": item.project_id,
+        "kind": item.kind,
+        "tier": item.tier,
+        "headline": item.headline,
+        "content": item.content,
+        "created_at": now,
+        "updated_at": now,
+    }
+    if item.status is not None:
+        row["status"] = item.status
+    if item.valid_to is not None:
+        row["valid_to"] = item.valid_to
+    return row
+
+
+def _ingest(tx: ManagedTransaction, items: Sequence[CapsuleIn], now: datetime, batch: bool) -> list[str]:
+    _check_references(tx, items, batch)
+    first = run(tx, "capsules/allocate_ids", count=len(items))[0]["first"]
+    ids = [f"cap-{first + offset}" for offset in range(len(items))]
+    rows = [_row(item, capsule_id, first + offset, now) for offset, (item, capsule_id) in enumerate(zip(items, ids))]
+    run(tx, "capsules/create", rows=rows)
+    blocks: list[dict[str, str]] = []
+    supersedes: list[dict[str, str]] = []
+    for item, capsule_id in zip(items, ids):
+        blocks += [{"from": capsule_id, "to": ref} for ref in item.blocks]
+        blocks += [{"from": ref, "to": capsule_id} for ref in item.blocked_by]
+        supersedes += [{"from": capsule_id, "to": ref} for ref in item.supersedes]
+    if blocks:
+        run(tx, "capsules/create_blocks", edges=blocks)
+    if supersedes:
+        run(tx, "capsules/create_supersedes", edges=supersedes)
+    return ids
+
+
+def ingest(db: Database, items: Sequence[CapsuleIn], now: datetime, *, batch: bool = True) -> list[str]:
+    """Store validated capsules and their edges; return the new ids in item order.
+
+    `batch` only changes how error fields are named (`items[3].blocks[0]` vs `blocks[0]`).
+    """
+    return db.write(lambda tx: _ingest(tx, items, now, batch))

@@ -1,0 +1,50 @@
+"""The foundation works against a real Neo4j: schema, Bolt round trips, ingest basics."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+from graphsvc.models import CapsuleIn
+from graphsvc.store.ingest import ingest
+
+NOW = datetime(2026, 12, 1, 12, 0, tzinfo=timezone.utc)
+
+
+def test_schema_constraints_and_indexes_exist(db):
+    names = {r["name"] for r in db._driver.execute_query("SHOW CONSTRAINTS YIELD name").records}
+    assert {"capsule_id_unique", "id_counter_name_unique"} <= names
+    indexes = {r["name"] for r in db._driver.execute_query("SHOW INDEXES YIELD name").records}
+    assert {"capsule_project_id", "capsule_kind_project", "capsule_seq"} <= indexes
+
+
+def test_schema_is_idempotent(db):
+    db.apply_schema()
+    db.apply_schema()
+    names = [r["name"] for r in db._driver.execute_query("SHOW CONSTRAINTS YIELD name").records]
+    assert names.count("capsule_id_unique") == 1
+
+
+def test_nodes_written_over_bolt_are_read_back(db):
+    ids = ingest(
+        db,
+        [
+            CapsuleIn(project_id="nott", kind="constraint", content="Never push to main\nwithout review"),
+            CapsuleIn(project_id="nott/x", kind="task", content="Write the parser"),
+        ],
+        NOW,
+    )
+    assert ids == ["cap-1", "cap-2"]
+    records = db._driver.execute_query(
+        "MATCH (c:Capsule) RETURN c.id AS id, c.headline AS headline, c.status AS status, c.updated_at AS at "
+        "ORDER BY c.seq"
+    ).records
+    assert [(r["id"], r["headline"], r["status"]) for r in records] == [
+        ("cap-1", "Never push to main", None),
+        ("cap-2", "Write the parser", "open"),
+    ]
+    assert records[0]["at"].to_native() == NOW
+
+
+def test_each_test_starts_from_an_empty_database(db):
+    count = db._driver.execute_query("MATCH (n) RETURN count(n) AS n").records[0]["n"]
+    assert count == 0

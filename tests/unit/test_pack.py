@@ -1,0 +1,553 @@
+"""memory_bootstrap pack assembly: sections, caps, budget contract, determinism."""
+
+from __future__ import annotations
+
+import json
+import random
+from dataclasses import replace
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from graphsvc.budget import token_cost
+from graphsvc.candidates import Candidate
+from graphsvc.pack import (
+    ADVISORY,
+    NOTICE,
+    PackInputs,
+    PackRequest,
+    assemble_pack,
+    capsule_row,
+    excerpt,
+    trap_row,
+)
+from graphsvc.textmatch import tokenize
+
+NOW = datetime(2026, 12, 2, 14, 0, tzinfo=timezone.utc)
+HUGE = 10**9
+SECTION_ORDER = [
+    "advisory", "notice", "as_of", "scope",
+    "constraints", "constraints_total",
+    "ready", "ready_total",
+    "decisions", "decisions_total",
+    "traps", "traps_total",
+    "handles", "budget",
+]  # fmt: skip
+ALWAYS = [
+    "advisory", "notice", "as_of", "scope",
+    "constraints_total", "ready_total", "decisions_total", "traps_total", "budget",
+]  # fmt: skip
+
+
+def cap(
+    number: int,
+    headline: str = "",
+    content: str = "",
+    *,
+    days_old: float = 0.0,
+    project: str = "proj",
+    tier: str = "active",
+    superseded: bool = False,
+) -> Candidate:
+    headline = headline or f"capsule {number}"
+    return Candidate(
+        id=f"cap-{number}",
+        project_id=project,
+        headline=headline,
+        content=content or headline,
+        updated_at=NOW - timedelta(days=days_old),
+        tier=tier,
+        superseded=superseded,
+    )
+
+
+def inputs(
+    constraints: list[Candidate] = (),  # type: ignore[assignment]
+    ready: list[Candidate] = (),  # type: ignore[assignment]
+    decisions: list[Candidate] = (),  # type: ignore[assignment]
+    traps: list[Candidate] = (),  # type: ignore[assignment]
+    cycle: list[str] | None = None,
+) -> PackInputs:
+    return PackInputs(
+        constraints=list(constraints),
+        constraints_total=len(constraints),
+        ready=list(ready),
+        ready_total=len(ready),
+        cycle=cycle,
+        decisions=list(decisions),
+        decisions_total=len(decisions),
+        traps=list(traps),
+        traps_total=len(traps),
+    )
+
+
+def request(budget: int = 1500, terms: tuple[str, ...] = (), **scope: str) -> PackRequest:
+    return PackRequest(
+        terms=terms,
+        project_id=scope.get("project_id"),
+        project_prefix=scope.get("project_prefix"),
+        token_budget=budget,
+    )
+
+
+def section_ids(pack: dict[str, Any], section: str) -> list[str]:
+    return [row["id"] for row in pack.get(section, [])]
+
+
+def ready_ids(pack: dict[str, Any]) -> list[str]:
+    return [row["id"] for row in pack["ready"].get("ready", [])]
+
+
+# ---------------------------------------------------------------- independent recomputation
+
+
+def head_of(ready: dict[str, Any]) -> Any:
+    """What the ready head is charged as, read back from the returned pack."""
+    if ready["state"] == "next_action":
+        return ready["next_action"]
+    if ready["state"] == "cycle":
+        return {"cycle": ready["cycle"]}
+    return {"message": ready["message"]}
+
+
+def surfaced_ids(pack: dict[str, Any]) -> list[str]:
+    ready = pack.get("ready", {})
+    found = section_ids(pack, "constraints")
+    found += [ready["next_action"]["id"]] if "next_action" in ready else []
+    found += [row["id"] for row in ready.get("ready", [])] + list(ready.get("cycle", []))
+    return found + section_ids(pack, "decisions") + section_ids(pack, "traps")
+
+
+def recomputed_used_tokens(pack: dict[str, Any]) -> int:
+    rows = pack.get("constraints", []) + pack.get("decisions", []) + pack.get("traps", [])
+    total = sum(token_cost(row) for row in rows)
+    if "ready" in pack:
+        total += token_cost(head_of(pack["ready"]))
+        total += sum(token_cost(row) for row in pack["ready"].get("ready", []))
+    return total + sum(token_cost(handle) for handle in pack.get("handles", []))
+
+
+def content_rows_in_fill_order(pack: dict[str, Any]) -> list[dict[str, Any]]:
+    """Rows after the floors, in fill order: constraints[1:], ready, decisions, traps."""
+    return (
+        pack.get("constraints", [])[1:]
+        + pack.get("ready", {}).get("ready", [])
+        + pack.get("decisions", [])
+        + pack.get("traps", [])
+    )
+
+
+def capsule_row_count(pack: dict[str, Any]) -> int:
+    ready = pack.get("ready", {})
+    return (
+        len(pack.get("constraints", []))
+        + ("next_action" in ready)
+        + len(ready.get("ready", []))
+        + len(pack.get("decisions", []))
+        + len(pack.get("traps", []))
+    )
+
+
+# ---------------------------------------------------------------- examples
+
+
+def test_full_pack_has_exact_shape_and_orders() -> None:
+    pack = assemble_pack(
+        inputs(
+            constraints=[cap(4, "no force push", days_old=10), cap(2, "Keep API stable", "Keep API\n  stable  always")],
+            ready=[cap(11, "write docs", days_old=3), cap(12, "ship it", days_old=1), cap(10, "plan", days_old=3)],
+            decisions=[cap(20, "use neo4j", days_old=100), cap(21, "use starlette", days_old=1)],
+            traps=[cap(30, "driver leaks", tier="stale", superseded=True)],
+        ),
+        request(project_prefix="proj"),
+        NOW,
+    )
+    assert pack == {
+        "advisory": "ADVISORY_NOT_AUTHORITY",
+        "notice": NOTICE,
+        "as_of": "2026-12-02T14:00:00Z",
+        "scope": {"project_prefix": "proj"},
+        "constraints": [
+            {"excerpt": "Keep API stable always", "headline": "Keep API stable", "id": "cap-2", "project_id": "proj"},
+            {"headline": "no force push", "id": "cap-4", "project_id": "proj"},
+        ],
+        "constraints_total": 2,
+        "ready": {
+            "next_action": {"headline": "ship it", "id": "cap-12", "project_id": "proj"},
+            "ready": [
+                {"headline": "plan", "id": "cap-10", "project_id": "proj"},
+                {"headline": "write docs", "id": "cap-11", "project_id": "proj"},
+            ],
+            "state": "next_action",
+        },
+        "ready_total": 3,
+        "decisions": [
+            {"headline": "use starlette", "id": "cap-21", "project_id": "proj"},
+            {"headline": "use neo4j", "id": "cap-20", "project_id": "proj"},
+        ],
+        "decisions_total": 2,
+        "traps": [
+            {"headline": "driver leaks", "id": "cap-30", "project_id": "proj", "superseded": True, "tier": "stale"},
+        ],
+        "traps_total": 1,
+        "handles": ["cap-2", "cap-4", "cap-12", "cap-10", "cap-11", "cap-21", "cap-20", "cap-30"],
+        "budget": {
+            "floor_tokens": pack["budget"]["floor_tokens"],
+            "token_budget": 1500,
+            "trimmed_by_budget": 0,
+            "used_tokens": pack["budget"]["used_tokens"],
+        },
+    }
+    assert list(pack) == [key for key in SECTION_ORDER]
+    first = pack["constraints"][0]
+    head = pack["ready"]["next_action"]
+    assert pack["budget"]["floor_tokens"] == token_cost(first) + token_cost("cap-2") + token_cost(head) + token_cost(
+        "cap-12"
+    )
+    assert pack["budget"]["used_tokens"] == recomputed_used_tokens(pack)
+
+
+def test_advisory_framing_is_always_first() -> None:
+    pack = assemble_pack(inputs(), request(), NOW)
+    assert list(pack)[:3] == ["advisory", "notice", "as_of"]
+    assert pack["advisory"] == ADVISORY == "ADVISORY_NOT_AUTHORITY"
+    assert "data" in NOTICE and "not instructions" in NOTICE
+
+
+def test_as_of_is_utc_with_z_at_second_precision() -> None:
+    local = datetime(2026, 12, 2, 15, 0, 7, 999_999, tzinfo=timezone(timedelta(hours=1)))
+    assert assemble_pack(inputs(), request(), local)["as_of"] == "2026-12-02T14:00:07Z"
+    with pytest.raises(ValueError):
+        assemble_pack(inputs(), request(), datetime(2026, 12, 2))
+
+
+def test_scope_echoes_only_the_given_fences() -> None:
+    assert assemble_pack(inputs(), request(), NOW)["scope"] == {}
+    assert assemble_pack(inputs(), request(project_id="a/b"), NOW)["scope"] == {"project_id": "a/b"}
+    both = assemble_pack(inputs(), request(project_id="a/b", project_prefix="a"), NOW)["scope"]
+    assert both == {"project_id": "a/b", "project_prefix": "a"}
+
+
+def test_empty_store_says_nothing_is_ready_and_omits_empty_lists() -> None:
+    pack = assemble_pack(inputs(), request(), NOW)
+    assert list(pack) == ALWAYS[:4] + ["constraints_total", "ready", "ready_total"] + ALWAYS[5:]
+    assert pack["ready"]["state"] == "nothing_ready"
+    assert set(pack["ready"]) == {"state", "message"}
+    assert "nothing is ready" in pack["ready"]["message"].lower()
+    assert pack["ready_total"] == 0
+    assert pack["budget"]["used_tokens"] == token_cost({"message": pack["ready"]["message"]})
+
+
+def test_cycle_replaces_the_ready_answer_and_fails_closed() -> None:
+    pack = assemble_pack(
+        inputs(constraints=[cap(1)], ready=[cap(5)], traps=[cap(9)], cycle=["cap-3", "cap-7", "cap-4"]),
+        request(),
+        NOW,
+    )
+    ready = pack["ready"]
+    assert set(ready) == {"state", "cycle", "message"}
+    assert ready["state"] == "cycle"
+    assert ready["cycle"] == ["cap-3", "cap-7", "cap-4"]
+    assert "remove a BLOCKS edge" in ready["message"] and "done" in ready["message"]
+    assert pack["ready_total"] == 0
+    assert pack["handles"] == ["cap-1", "cap-3", "cap-7", "cap-4", "cap-9"]
+    assert pack["budget"]["used_tokens"] == recomputed_used_tokens(pack)
+
+
+def test_excerpt_collapses_whitespace_and_truncates_to_240() -> None:
+    assert excerpt("  a\n\n b\t\tc  ") == "a b c"
+    assert excerpt("x" * 240) == "x" * 240
+    long = excerpt("word " * 100)
+    assert len(long) == 240 and long.endswith("…") and long[:239] == ("word " * 100)[:239]
+
+
+def test_excerpt_is_omitted_when_it_repeats_the_headline() -> None:
+    assert "excerpt" not in capsule_row(cap(1, "Same line", "  Same   line "))
+    assert capsule_row(cap(1, "Title", "Title\nbody"))["excerpt"] == "Title body"
+
+
+def test_trap_rows_carry_tier_and_superseded_in_sorted_key_order() -> None:
+    row = trap_row(cap(3, "trap", "trap details", tier="stale", superseded=True))
+    assert list(row) == ["excerpt", "headline", "id", "project_id", "superseded", "tier"]
+    assert (row["tier"], row["superseded"]) == ("stale", True)
+    assert list(capsule_row(cap(3, "a", "b"))) == ["excerpt", "headline", "id", "project_id"]
+
+
+def test_constraints_are_never_count_capped() -> None:
+    constraints = [cap(n, days_old=n) for n in range(1, 26)]
+    pack = assemble_pack(inputs(constraints=constraints), request(budget=HUGE), NOW)
+    assert section_ids(pack, "constraints") == [f"cap-{n}" for n in range(1, 26)]
+    assert pack["constraints_total"] == 25
+    assert pack["budget"]["trimmed_by_budget"] == 0
+
+
+def test_ready_decisions_traps_cap_at_ten_with_exact_totals() -> None:
+    pack = assemble_pack(
+        inputs(
+            ready=[cap(n, days_old=n) for n in range(100, 115)],
+            decisions=[cap(n, days_old=n) for n in range(200, 215)],
+            traps=[cap(n, days_old=n) for n in range(300, 315)],
+        ),
+        request(budget=HUGE),
+        NOW,
+    )
+    assert pack["ready"]["next_action"]["id"] == "cap-100"
+    assert ready_ids(pack) == [f"cap-{n}" for n in range(101, 111)]
+    assert section_ids(pack, "decisions") == [f"cap-{n}" for n in range(200, 210)]
+    assert section_ids(pack, "traps") == [f"cap-{n}" for n in range(300, 310)]
+    assert (pack["ready_total"], pack["decisions_total"], pack["traps_total"]) == (15, 15, 15)
+    assert pack["budget"]["trimmed_by_budget"] == 0  # cap drops are not budget trims
+
+
+def test_store_totals_are_echoed_even_when_lists_were_prelimited() -> None:
+    fenced = replace(inputs(decisions=[cap(1)], traps=[cap(2)]), decisions_total=40, traps_total=12)
+    pack = assemble_pack(fenced, request(), NOW)
+    assert (pack["decisions_total"], pack["traps_total"]) == (40, 12)
+
+
+def test_budget_trims_a_priority_prefix_without_skipping_ahead() -> None:
+    big = "x" * 400
+    pack_inputs = inputs(
+        constraints=[cap(1, "first", days_old=0), cap(2, "second", big, days_old=1)],
+        ready=[cap(10, "go", days_old=0)],
+        decisions=[cap(20, "tiny", days_old=0)],
+    )
+    floors = assemble_pack(pack_inputs, request(budget=1), NOW)["budget"]["floor_tokens"]
+    pack = assemble_pack(pack_inputs, request(budget=floors + 60), NOW)
+    assert section_ids(pack, "constraints") == ["cap-1"]
+    assert pack["ready"]["next_action"]["id"] == "cap-10"
+    assert "decisions" not in pack  # the tiny decision would fit, but comes after the miss
+    assert pack["budget"] == {
+        "floor_tokens": floors,
+        "token_budget": floors + 60,
+        "trimmed_by_budget": 2,
+        "used_tokens": floors,
+    }
+    assert pack["handles"] == ["cap-1", "cap-10"]
+
+
+def test_floors_alone_may_overshoot_a_tiny_budget() -> None:
+    pack = assemble_pack(
+        inputs(constraints=[cap(1), cap(2)], ready=[cap(3), cap(4)], decisions=[cap(5)]), request(budget=1), NOW
+    )
+    assert section_ids(pack, "constraints") == ["cap-1"]
+    assert pack["ready"] == {"next_action": capsule_row(cap(3)), "state": "next_action"}
+    assert pack["budget"]["used_tokens"] == pack["budget"]["floor_tokens"] > 1
+    assert pack["budget"]["trimmed_by_budget"] == 3
+    assert pack["handles"] == ["cap-1", "cap-3"]
+
+
+def test_zero_budget_returns_an_empty_pack_counting_would_be_rows() -> None:
+    pack = assemble_pack(
+        inputs(
+            constraints=[cap(1), cap(2)],
+            ready=[cap(n) for n in range(10, 25)],
+            decisions=[cap(n) for n in range(30, 42)],
+            traps=[cap(50)],
+        ),
+        request(budget=0, project_id="proj"),
+        NOW,
+    )
+    assert list(pack) == ALWAYS
+    assert pack["scope"] == {"project_id": "proj"}
+    assert pack["ready_total"] == 15
+    assert pack["budget"]["used_tokens"] == 0
+    assert pack["budget"]["trimmed_by_budget"] == 2 + 1 + 10 + 10 + 1
+    assert pack["budget"]["floor_tokens"] > 0
+
+
+def test_zero_budget_does_not_count_a_cycle_or_nothing_ready_marker() -> None:
+    cyc = assemble_pack(inputs(constraints=[cap(1)], cycle=["cap-2", "cap-3"]), request(budget=0), NOW)
+    assert cyc["budget"]["trimmed_by_budget"] == 1
+    none = assemble_pack(inputs(), request(budget=0), NOW)
+    assert none["budget"]["trimmed_by_budget"] == 0
+
+
+def test_terms_rerank_sections_but_never_filter_them() -> None:
+    pack_inputs = inputs(
+        constraints=[cap(1, "fresh rule", days_old=0), cap(2, "Never touch the Café database", days_old=300)],
+        ready=[cap(3, "fresh task", days_old=0), cap(4, "migrate cafe schema", days_old=50)],
+    )
+    plain = assemble_pack(pack_inputs, request(), NOW)
+    ranked = assemble_pack(pack_inputs, request(terms=("CAFE", "--")), NOW)
+    assert section_ids(plain, "constraints") == ["cap-1", "cap-2"]
+    assert section_ids(ranked, "constraints") == ["cap-2", "cap-1"]
+    assert plain["ready"]["next_action"]["id"] == "cap-3"
+    assert ranked["ready"]["next_action"]["id"] == "cap-4"
+    assert ready_ids(ranked) == ["cap-3"]
+
+
+def test_terms_without_alphanumeric_tokens_change_nothing() -> None:
+    pack_inputs = inputs(constraints=[cap(1, days_old=3), cap(2, days_old=1)], decisions=[cap(3), cap(4)])
+    assert assemble_pack(pack_inputs, request(terms=("--", "!!!", " ")), NOW) == assemble_pack(
+        pack_inputs, request(), NOW
+    )
+
+
+# ---------------------------------------------------------------- properties
+
+WORDS = ["deploy", "neo4j", "driver", "Café", "cafe", "Straße", "pool", "東京", "retry", "—", "x" * 30]
+texts = st.one_of(
+    st.lists(st.sampled_from(WORDS), min_size=1, max_size=6).map(" ".join),
+    st.text(min_size=1, max_size=300),
+)
+
+
+@st.composite
+def candidate(draw: st.DrawFn, number: int) -> Candidate:
+    headline = draw(texts)[:120]
+    return Candidate(
+        id=f"cap-{number}",
+        project_id=draw(st.sampled_from(["nott", "nott/x", "proj/é"])),
+        headline=headline,
+        content=draw(st.one_of(st.just(headline), texts)),
+        updated_at=NOW - timedelta(seconds=draw(st.sampled_from([-3600, 0, 86_400, 90 * 86_400]) | st.integers(0, 10**8))),
+        tier=draw(st.sampled_from(["active", "archived", "stale"])),
+        superseded=draw(st.booleans()),
+    )
+
+
+@st.composite
+def pack_inputs(draw: st.DrawFn) -> PackInputs:
+    sizes = [draw(st.integers(0, limit)) for limit in (25, 14, 14, 14)]
+    cycle_size = draw(st.sampled_from([0, 0, 2, 3, 5]))
+    numbers = draw(st.lists(st.integers(1, 100_000), unique=True, min_size=sum(sizes) + cycle_size,
+                            max_size=sum(sizes) + cycle_size))  # fmt: skip
+    sections: list[list[Candidate]] = []
+    start = 0
+    for size in sizes:
+        sections.append([draw(candidate(n)) for n in numbers[start : start + size]])
+        start += size
+    constraints, ready, decisions, traps = sections
+    cycle = [f"cap-{n}" for n in numbers[start:]] if cycle_size else None
+    return PackInputs(
+        constraints=constraints,
+        constraints_total=len(constraints),
+        ready=ready,
+        ready_total=len(ready),
+        cycle=cycle,
+        decisions=decisions,
+        decisions_total=len(decisions) + draw(st.integers(0, 3)),
+        traps=traps,
+        traps_total=len(traps) + draw(st.integers(0, 3)),
+    )
+
+
+requests = st.builds(
+    PackRequest,
+    terms=st.lists(st.one_of(st.sampled_from(WORDS + ["--", "neo4j driver"]), st.text(max_size=20)), max_size=4).map(
+        tuple
+    ),
+    project_id=st.none() | st.just("nott/x"),
+    project_prefix=st.none() | st.just("nott"),
+    token_budget=st.one_of(st.just(0), st.integers(1, 120), st.integers(120, 3000)),
+)
+
+
+def expected_capsule_rows(data: PackInputs) -> int:
+    """Capsule rows after caps, before the budget."""
+    ready_rows = 0 if data.cycle is not None or not data.ready else 1 + min(10, len(data.ready) - 1)
+    return len(data.constraints) + ready_rows + min(10, len(data.decisions)) + min(10, len(data.traps))
+
+
+@settings(max_examples=300, deadline=None)
+@given(pack_inputs(), requests)
+def test_budget_contract_holds_for_generated_packs(data: PackInputs, req: PackRequest) -> None:
+    pack = assemble_pack(data, req, NOW)
+    full = assemble_pack(data, replace(req, token_budget=HUGE), NOW)
+    spent = pack["budget"]
+
+    # sections in the fixed order; the always-present keys are there
+    assert list(pack) == [key for key in SECTION_ORDER if key in pack]
+    assert all(key in pack for key in ALWAYS)
+    for section in ("constraints", "decisions", "traps", "handles"):
+        assert pack.get(section, "absent") != []  # empty lists are omitted
+
+    # honest accounting, recomputed from the returned dict alone
+    assert spent["used_tokens"] == recomputed_used_tokens(pack)
+    assert spent["token_budget"] == req.token_budget
+    if req.token_budget >= spent["floor_tokens"]:
+        assert spent["used_tokens"] <= req.token_budget
+
+    # the big-budget pack shows everything the caps allow
+    assert full["budget"]["trimmed_by_budget"] == 0
+    assert capsule_row_count(full) == expected_capsule_rows(data)
+    assert len(full.get("constraints", [])) == len(data.constraints)
+    assert full["budget"]["floor_tokens"] == spent["floor_tokens"]
+
+    if req.token_budget == 0:
+        assert list(pack) == ALWAYS
+        assert spent["used_tokens"] == 0
+        assert spent["trimmed_by_budget"] == expected_capsule_rows(data)
+        return
+
+    # floors are always present
+    assert "ready" in pack and head_of(pack["ready"]) == head_of(full["ready"])
+    assert pack.get("constraints", [None])[0] == full.get("constraints", [None])[0]
+
+    # priority prefix: kept content rows are exactly a prefix of the full fill order
+    kept = content_rows_in_fill_order(pack)
+    everything = content_rows_in_fill_order(full)
+    assert kept == everything[: len(kept)]
+    assert spent["trimmed_by_budget"] == len(everything) - len(kept) == expected_capsule_rows(data) - capsule_row_count(pack)
+    if len(kept) < len(everything):
+        missed = everything[len(kept)]
+        new_handle = 0 if missed["id"] in pack.get("handles", []) else token_cost(missed["id"])
+        assert spent["used_tokens"] + token_cost(missed) + new_handle > req.token_budget
+
+    # handles: exactly the surfaced ids, deduplicated, in order of appearance
+    assert pack.get("handles", []) == list(dict.fromkeys(surfaced_ids(pack)))
+    assert len(set(pack.get("handles", []))) == len(pack.get("handles", []))
+
+    # the pack echoes the store's exact totals (cycle fails closed)
+    assert pack["ready_total"] == (0 if data.cycle is not None else data.ready_total)
+    assert (pack["decisions_total"], pack["traps_total"]) == (data.decisions_total, data.traps_total)
+    assert pack["constraints_total"] == data.constraints_total
+
+
+@settings(max_examples=150, deadline=None)
+@given(pack_inputs(), requests, st.randoms())
+def test_packs_are_deterministic_and_independent_of_input_order(
+    data: PackInputs, req: PackRequest, rng: random.Random
+) -> None:
+    def shuffled(items: Any) -> list[Candidate]:
+        copy = list(items)
+        rng.shuffle(copy)
+        return copy
+
+    reordered = replace(
+        data,
+        constraints=shuffled(data.constraints),
+        ready=shuffled(data.ready),
+        decisions=shuffled(data.decisions),
+        traps=shuffled(data.traps),
+    )
+    first = json.dumps(assemble_pack(data, req, NOW), ensure_ascii=False)
+    assert first == json.dumps(assemble_pack(data, req, NOW), ensure_ascii=False)
+    assert first == json.dumps(assemble_pack(reordered, req, NOW), ensure_ascii=False)
+
+
+@settings(max_examples=150, deadline=None)
+@given(pack_inputs(), requests)
+def test_terms_never_filter_constraints(data: PackInputs, req: PackRequest) -> None:
+    with_terms = assemble_pack(data, replace(req, token_budget=HUGE), NOW)
+    without = assemble_pack(data, replace(req, token_budget=HUGE, terms=()), NOW)
+    assert sorted(section_ids(with_terms, "constraints")) == sorted(section_ids(without, "constraints"))
+    assert sorted(section_ids(without, "constraints")) == sorted(c.id for c in data.constraints)
+    term_tokens = {t for term in req.terms for t in tokenize(term)}
+    coverage = [
+        len(term_tokens & (set(tokenize(row["headline"])) | set(tokenize(row.get("excerpt", row["headline"])))))
+        for row in with_terms.get("constraints", [])
+    ]
+    # excerpts may be truncated, so only check when no excerpt was cut
+    if all(not row.get("excerpt", "").endswith("…") for row in with_terms.get("constraints", [])):
+        by_id = {c.id: c for c in data.constraints}
+        full_cov = [
+            len(term_tokens & (set(tokenize(by_id[row["id"]].headline)) | set(tokenize(by_id[row["id"]].content))))
+            for row in with_terms.get("constraints", [])
+        ]
+        assert full_cov == sorted(full_cov, reverse=True)
+    assert len(coverage) == len(data.constraints)

@@ -1,0 +1,139 @@
+"""Section ranking: covered term tokens desc, decay desc, numeric id asc."""
+
+from __future__ import annotations
+
+import random
+from datetime import datetime, timedelta, timezone
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from graphsvc.candidates import Candidate
+from graphsvc.ranking import HALF_LIFE_DAYS, decay, id_number, rank
+from graphsvc.textmatch import term_token_sets, tokenize
+
+NOW = datetime(2026, 12, 2, 14, 0, tzinfo=timezone.utc)
+
+
+def capsule(number: int, text: str = "", *, days_old: float = 0.0) -> Candidate:
+    return Candidate(
+        id=f"cap-{number}",
+        project_id="proj",
+        headline=text or f"capsule {number}",
+        content=text or f"capsule {number}",
+        updated_at=NOW - timedelta(days=days_old),
+        tier="active",
+        superseded=False,
+    )
+
+
+def ids(candidates: list[Candidate]) -> list[str]:
+    return [c.id for c in candidates]
+
+
+def test_half_life_is_ninety_days() -> None:
+    assert HALF_LIFE_DAYS == 90
+    assert decay(NOW, NOW) == 1.0
+    assert decay(NOW - timedelta(days=90), NOW) == pytest.approx(0.5)
+    assert decay(NOW - timedelta(days=180), NOW) == pytest.approx(0.25)
+
+
+def test_future_updates_count_as_fresh_not_fresher() -> None:
+    assert decay(NOW + timedelta(days=3), NOW) == 1.0
+
+
+def test_decay_compares_instants_across_offsets() -> None:
+    plus_two = timezone(timedelta(hours=2))
+    assert decay(datetime(2026, 12, 2, 16, 0, tzinfo=plus_two), NOW) == 1.0
+
+
+def test_naive_datetimes_are_rejected() -> None:
+    with pytest.raises(ValueError, match="timezone-aware"):
+        decay(datetime(2026, 1, 1), NOW)
+    with pytest.raises(ValueError, match="timezone-aware"):
+        decay(NOW, datetime(2026, 1, 1))
+
+
+def test_id_number_reads_the_numeric_part() -> None:
+    assert id_number("cap-17") == 17
+    assert id_number("cap-0010") == 10
+    for bad in ("cap-", "cap-x", "17", "CAP-1", "cap-1 "):
+        with pytest.raises(ValueError):
+            id_number(bad)
+
+
+def test_without_terms_order_is_decay_then_numeric_id() -> None:
+    candidates = [
+        capsule(10, days_old=5),
+        capsule(9, days_old=5),
+        capsule(100, days_old=1),
+        capsule(2, days_old=400),
+        capsule(3, days_old=-2),  # future: as fresh as now
+        capsule(4, days_old=0),
+    ]
+    assert ids(rank(candidates, [], NOW)) == ["cap-3", "cap-4", "cap-100", "cap-9", "cap-10", "cap-2"]
+
+
+def test_terms_rank_by_coverage_before_decay() -> None:
+    candidates = [
+        capsule(1, "fresh but unrelated", days_old=0),
+        capsule(2, "old neo4j driver pool notes", days_old=700),
+        capsule(3, "driver only", days_old=10),
+        capsule(4, "Driver and pool", days_old=20),
+        capsule(5, "pool and driver", days_old=20),
+    ]
+    term_sets = term_token_sets(["neo4j driver", "pool"])
+    assert ids(rank(candidates, term_sets, NOW)) == ["cap-2", "cap-4", "cap-5", "cap-3", "cap-1"]
+
+
+def test_multi_word_terms_get_partial_credit_per_distinct_token() -> None:
+    # §4: coverage is the fraction of distinct term TOKENS, so matching "driver"
+    # alone beats matching nothing even though the phrase is incomplete.
+    candidates = [capsule(1, "unrelated", days_old=0), capsule(2, "the driver", days_old=50)]
+    assert ids(rank(candidates, term_token_sets(["neo4j driver"]), NOW)) == ["cap-2", "cap-1"]
+
+
+def test_unicode_terms_match_folded_text() -> None:
+    candidates = [capsule(1, "fresh note", days_old=0), capsule(2, "Le CAFÉ ferme", days_old=30)]
+    assert ids(rank(candidates, term_token_sets(["cafe"]), NOW)) == ["cap-2", "cap-1"]
+
+
+def test_terms_without_tokens_leave_the_decay_order() -> None:
+    candidates = [capsule(1, "--", days_old=9), capsule(2, "b", days_old=1)]
+    assert rank(candidates, term_token_sets(["--", "!!"]), NOW) == rank(candidates, [], NOW)
+
+
+WORDS = ["neo4j", "driver", "pool", "café", "retry", "deploy", "東京", "Straße"]
+
+
+@st.composite
+def candidate_lists(draw: st.DrawFn) -> list[Candidate]:
+    numbers = draw(st.lists(st.integers(1, 5000), unique=True, max_size=25))
+    return [
+        capsule(
+            number,
+            " ".join(draw(st.lists(st.sampled_from(WORDS), min_size=1, max_size=4))),
+            days_old=draw(st.sampled_from([-1, 0, 1, 30, 90, 400])),
+        )
+        for number in numbers
+    ]
+
+
+@given(candidate_lists(), st.lists(st.sampled_from(WORDS + ["neo4j driver", "--"]), max_size=4), st.randoms())
+def test_rank_is_a_permutation_ordered_by_the_reference_key(
+    candidates: list[Candidate], terms: list[str], rng: random.Random
+) -> None:
+    term_tokens = {token for term in terms for token in tokenize(term)}
+
+    def reference_key(c: Candidate) -> tuple[int, float, int]:
+        capsule_tokens = set(tokenize(c.headline)) | set(tokenize(c.content))
+        age = max(0.0, (NOW - c.updated_at).total_seconds())
+        return (-len(term_tokens & capsule_tokens), -(0.5 ** (age / (90 * 86400))), int(c.id[4:]))
+
+    ranked = rank(candidates, term_token_sets(terms), NOW)
+    assert sorted(ids(ranked)) == sorted(ids(candidates))  # terms never filter
+    assert [reference_key(c) for c in ranked] == sorted(reference_key(c) for c in candidates)
+    shuffled = list(candidates)
+    rng.shuffle(shuffled)
+    assert rank(shuffled, term_token_sets(terms), NOW) == ranked
