@@ -233,7 +233,7 @@ def test_scope_echoes_only_the_given_fences() -> None:
 
 def test_empty_store_says_nothing_is_ready_and_omits_empty_lists() -> None:
     pack = assemble_pack(inputs(), request(), NOW)
-    assert list(pack) == ALWAYS[:4] + ["constraints_total", "ready", "ready_total"] + ALWAYS[5:]
+    assert list(pack) == ALWAYS[:5] + ["ready"] + ALWAYS[5:]
     assert pack["ready"]["state"] == "nothing_ready"
     assert set(pack["ready"]) == {"state", "message"}
     assert "nothing is ready" in pack["ready"]["message"].lower()
@@ -532,22 +532,15 @@ def test_packs_are_deterministic_and_independent_of_input_order(
 
 @settings(max_examples=150, deadline=None)
 @given(pack_inputs(), requests)
-def test_terms_never_filter_constraints(data: PackInputs, req: PackRequest) -> None:
+def test_terms_rerank_constraints_by_coverage_but_never_filter(data: PackInputs, req: PackRequest) -> None:
     with_terms = assemble_pack(data, replace(req, token_budget=HUGE), NOW)
     without = assemble_pack(data, replace(req, token_budget=HUGE, terms=()), NOW)
-    assert sorted(section_ids(with_terms, "constraints")) == sorted(section_ids(without, "constraints"))
-    assert sorted(section_ids(without, "constraints")) == sorted(c.id for c in data.constraints)
-    term_tokens = {t for term in req.terms for t in tokenize(term)}
+    everyone = sorted(c.id for c in data.constraints)
+    assert sorted(section_ids(with_terms, "constraints")) == sorted(section_ids(without, "constraints")) == everyone
+    term_tokens = {token for term in req.terms for token in tokenize(term)}
+    by_id = {c.id: c for c in data.constraints}
     coverage = [
-        len(term_tokens & (set(tokenize(row["headline"])) | set(tokenize(row.get("excerpt", row["headline"])))))
-        for row in with_terms.get("constraints", [])
+        len(term_tokens & (set(tokenize(by_id[i].headline)) | set(tokenize(by_id[i].content))))
+        for i in section_ids(with_terms, "constraints")
     ]
-    # excerpts may be truncated, so only check when no excerpt was cut
-    if all(not row.get("excerpt", "").endswith("…") for row in with_terms.get("constraints", [])):
-        by_id = {c.id: c for c in data.constraints}
-        full_cov = [
-            len(term_tokens & (set(tokenize(by_id[row["id"]].headline)) | set(tokenize(by_id[row["id"]].content))))
-            for row in with_terms.get("constraints", [])
-        ]
-        assert full_cov == sorted(full_cov, reverse=True)
-    assert len(coverage) == len(data.constraints)
+    assert coverage == sorted(coverage, reverse=True)
