@@ -14,13 +14,13 @@ from starlette.routing import Route
 
 from ..errors import ServiceError, Unavailable
 from ..service import GraphService
-from . import capsule_routes
+from . import bootstrap_routes, capsule_routes
 from .common import call
 from .openapi import Operation, build_document
 
 log = logging.getLogger(__name__)
 
-ROUTE_MODULES = [capsule_routes]
+ROUTE_MODULES = [capsule_routes, bootstrap_routes]
 
 BASE_OPERATIONS = [
     Operation("GET", "/healthz", "The process is up", public=True, error_statuses=()),
