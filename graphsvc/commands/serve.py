@@ -18,9 +18,10 @@ def run(args: argparse.Namespace) -> int:
     from ..config import get_settings
     from ..factory import build_service
     from ..http.app import create_app
+    from ..http.auth import configured_token
 
     settings = get_settings()
-    app = create_app(build_service(settings))
+    app = create_app(build_service(settings), api_token=configured_token(settings.graphsvc_api_token))
     uvicorn.run(
         app,
         host=args.host or settings.graphsvc_host,

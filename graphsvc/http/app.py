@@ -8,13 +8,16 @@ from typing import Any, AsyncIterator
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from ..errors import ServiceError, Unavailable
+from ..mcp_server import McpHttpEndpoint
 from ..service import GraphService
 from . import bootstrap_routes, capsule_routes
+from .auth import BearerTokenAuth
 from .common import call
 from .openapi import Operation, build_document
 
@@ -26,6 +29,10 @@ BASE_OPERATIONS = [
     Operation("GET", "/healthz", "The process is up", public=True, error_statuses=()),
     Operation("GET", "/readyz", "Neo4j is reachable and the schema is applied", error_statuses=(401, 503)),
     Operation("GET", "/openapi.json", "This document", error_statuses=(401,)),
+    Operation("POST", "/mcp", "MCP streamable HTTP endpoint (JSON-RPC; the same seven memory tools)",
+              description="Speak MCP here with an MCP client; tools: memory_bootstrap, memory_get, memory_ingest, "
+              "memory_relate, memory_update, memory_tombstone, memory_list.",
+              request_schema={"type": "object"}, error_statuses=(401,)),
 ]
 
 
@@ -62,8 +69,12 @@ def all_operations() -> list[Operation]:
     return ops
 
 
-def create_app(service: GraphService, *, extra_routes: list[Any] | None = None) -> Starlette:
+def create_app(
+    service: GraphService, *, extra_routes: list[Any] | None = None, api_token: str | None = None
+) -> Starlette:
+    """The app; with a non-empty `api_token`, every route but /healthz needs it as a Bearer token."""
     document = build_document(all_operations())
+    mcp = McpHttpEndpoint(service)
 
     async def healthz(request: Request) -> JSONResponse:
         return JSONResponse({"status": "ok"})
@@ -82,7 +93,8 @@ def create_app(service: GraphService, *, extra_routes: list[Any] | None = None) 
             await call(service.ensure_schema)
         except Unavailable:
             log.warning("Neo4j unreachable at start-up; the schema will be applied when it answers")
-        yield
+        async with mcp.run():  # the MCP session manager lives as long as the app
+            yield
 
     route_list: list[Any] = [
         Route("/healthz", healthz, methods=["GET"]),
@@ -91,9 +103,12 @@ def create_app(service: GraphService, *, extra_routes: list[Any] | None = None) 
     ]
     for module in ROUTE_MODULES:
         route_list += module.routes(service)
+    route_list.append(mcp.route)
     route_list += extra_routes or []
+    middleware = [Middleware(BearerTokenAuth, token=api_token)] if api_token else []
     return Starlette(
         routes=route_list,
+        middleware=middleware,
         lifespan=lifespan,
         exception_handlers={ServiceError: _service_error, HTTPException: _http_error, Exception: _unexpected},
     )

@@ -1,0 +1,156 @@
+"""The MCP surface, driven by the official SDK client over BOTH transports against a real Neo4j.
+
+`http`: the Starlette app (with /mcp mounted) served by uvicorn on a free loopback port.
+`stdio`: `.venv/bin/graphsvc mcp` spawned as a subprocess, pointed at the same Neo4j.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any, Awaitable, Callable
+
+import anyio
+import pytest
+from mcp import Client, MCPError, StdioServerParameters
+
+from graphsvc.http.app import create_app
+from graphsvc.service import GraphService
+
+from .live_server import LiveServer
+
+GRAPHSVC = Path(sys.executable).with_name("graphsvc")
+TOOL_NAMES = {
+    "memory_bootstrap", "memory_get", "memory_ingest", "memory_relate",
+    "memory_update", "memory_tombstone", "memory_list",
+}
+
+
+@pytest.fixture(params=["http", "stdio"])
+def connect(request, db, neo4j_target) -> Any:
+    """A factory of connected SDK clients for the transport under test."""
+    if request.param == "http":
+        with LiveServer(create_app(GraphService(db))) as server:
+            yield lambda: Client(f"{server.url}/mcp")
+        return
+    env = {
+        "NEO4J_URI": neo4j_target.uri,
+        "NEO4J_USER": neo4j_target.user,
+        "NEO4J_PASSWORD": neo4j_target.password,
+        "GRAPHSVC_NEO4J_TIMEOUT": "30",
+        "GRAPHSVC_LOG_LEVEL": "warning",
+    }
+    yield lambda: Client(StdioServerParameters(command=str(GRAPHSVC), args=["mcp"], env=env))
+
+
+def session(connect: Callable[[], Client], scenario: Callable[[Client], Awaitable[Any]]) -> Any:
+    """Open one MCP session, run the scenario in it, close it."""
+
+    async def main() -> Any:
+        async with connect() as client:
+            return await scenario(client)
+
+    return anyio.run(main)
+
+
+def body_of(result: Any) -> dict[str, Any]:
+    """The JSON text content, checked to agree with the structured content."""
+    assert len(result.content) == 1 and result.content[0].type == "text"
+    body = json.loads(result.content[0].text)
+    assert result.structured_content == body
+    return body
+
+
+def capsule_count(db) -> int:
+    return db._driver.execute_query("MATCH (c:Capsule) RETURN count(c) AS n").records[0]["n"]
+
+
+def test_lists_the_seven_tools_with_descriptions_and_model_schemas(connect):
+    listing = session(connect, lambda client: client.list_tools())
+    tools = {tool.name: tool for tool in listing.tools}
+    assert set(tools) == TOOL_NAMES
+    for tool in tools.values():
+        assert tool.description and len(tool.description) > 200, tool.name
+        assert tool.input_schema["type"] == "object", tool.name
+        assert tool.input_schema["additionalProperties"] is False, tool.name
+
+    bootstrap = tools["memory_bootstrap"]
+    assert set(bootstrap.input_schema["properties"]) == {"terms", "project_id", "project_prefix", "token_budget"}
+    assert bootstrap.input_schema["properties"]["token_budget"]["default"] == 1500
+    for words in ("constraints", "next_action", "decisions", "traps", "handles", "cycle",
+                  "ADVISORY_NOT_AUTHORITY", "never interprets intent", "token_budget"):
+        assert words in bootstrap.description, words
+    assert bootstrap.annotations.read_only_hint is True
+    assert set(tools["memory_ingest"].input_schema["properties"]) == {"items"}
+    assert tools["memory_update"].input_schema["required"][0] == "id"
+    assert set(tools["memory_relate"].input_schema["$defs"]["Edge"]["properties"]) == {"type", "from", "to"}
+
+
+def test_ingest_then_bootstrap_returns_the_pack(connect):
+    async def scenario(client: Client) -> tuple[Any, Any, Any]:
+        stored = await client.call_tool("memory_ingest", {"items": [
+            {"project_id": "shop/api", "kind": "constraint", "content": "Never log card numbers\nPCI scope."},
+            {"project_id": "shop/api", "kind": "decision", "content": "Orders live in Postgres"},
+            {"project_id": "shop/api", "kind": "failure_pattern", "content": "Webhook test flakes on CI",
+             "tier": "stale"},
+            {"project_id": "shop/api", "kind": "task", "content": "Design the refund API"},
+        ]})
+        ids = body_of(stored)["ids"]
+        blocked = await client.call_tool("memory_ingest", {
+            "project_id": "shop/api", "kind": "task", "content": "Implement refunds", "blocked_by": [ids[3]],
+        })
+        pack = await client.call_tool("memory_bootstrap", {"project_prefix": "shop", "terms": ["refund"]})
+        return stored, blocked, pack
+
+    stored, blocked, pack_result = session(connect, scenario)
+    assert not stored.is_error and not blocked.is_error and not pack_result.is_error
+    ids = body_of(stored)["ids"]
+    assert ids == ["cap-1", "cap-2", "cap-3", "cap-4"]
+    assert body_of(blocked) == {"ids": ["cap-5"]}
+
+    pack = body_of(pack_result)
+    assert pack["advisory"] == "ADVISORY_NOT_AUTHORITY"
+    assert [row["headline"] for row in pack["constraints"]] == ["Never log card numbers"]
+    assert pack["ready"]["next_action"]["id"] == "cap-4"  # cap-5 waits for cap-4
+    assert pack["ready_total"] == 1
+    assert [row["id"] for row in pack["decisions"]] == ["cap-2"]
+    assert [(row["id"], row["tier"]) for row in pack["traps"]] == [("cap-3", "stale")]
+    assert pack["handles"] == ["cap-1", "cap-4", "cap-2", "cap-3"]
+    keys = list(json.loads(pack_result.content[0].text))
+    assert keys.index("constraints") < keys.index("ready") < keys.index("decisions") < keys.index("traps")
+
+
+def test_invalid_calls_are_tool_errors_naming_the_field(connect, db):
+    async def scenario(client: Client) -> list[Any]:
+        return [
+            await client.call_tool("memory_ingest", {"items": [
+                {"project_id": "shop", "kind": "task", "content": "fine"},
+                {"project_id": "shop", "kind": "wish", "content": "not a kind"},
+            ]}),
+            await client.call_tool("memory_bootstrap", {"token_budget": -1}),
+            await client.call_tool("memory_bootstrap", {"project_prefix": "shop/"}),
+            await client.call_tool("memory_bootstrap", {"intent": "guess for me"}),
+            await client.call_tool("memory_get", {"ids": ["card-1"]}),
+        ]
+
+    results = session(connect, scenario)
+    assert all(result.is_error for result in results)
+    errors = [body_of(result)["error"] for result in results]
+    assert [(e["code"], e["field"]) for e in errors] == [
+        ("invalid", "items[1].kind"),
+        ("bad_request", "token_budget"),
+        ("bad_request", "project_prefix"),
+        ("bad_request", "intent"),
+        ("invalid", "ids[0]"),
+    ]
+    assert "accepted: project_id, project_prefix, terms, token_budget" in errors[3]["message"]
+    assert capsule_count(db) == 0  # the rejected batch wrote nothing, not even its good item
+
+
+def test_unknown_tool_is_a_protocol_error(connect):
+    async def scenario(client: Client) -> None:
+        with pytest.raises(MCPError, match="unknown tool 'memory_guess'"):
+            await client.call_tool("memory_guess", {})
+
+    session(connect, scenario)
