@@ -48,6 +48,13 @@ class NotFound(ServiceError):
     code = "not_found"
 
 
+class Conflict(ServiceError):
+    """The request is valid but the stored state forbids it (e.g. editing a tombstoned capsule)."""
+
+    status = 409
+    code = "conflict"
+
+
 class Unauthorized(ServiceError):
     status = 401
     code = "unauthorized"

@@ -220,3 +220,25 @@ class BootstrapRequest(Fence):
     token_budget: Annotated[StrictInt, Field(ge=0)] = Field(
         default=1500, description="token budget for the whole pack; 0 returns an empty pack"
     )
+
+
+# ---------------------------------------------------------------- §5 reads (store/reads.py)
+
+MAX_LIST_LIMIT = 500
+
+
+class CapsuleIdList(StrictModel):
+    """One or many capsule ids (memory_get, tombstone); at most one batch worth."""
+
+    ids: Annotated[list[CapsuleId], Field(min_length=1, max_length=MAX_BATCH)]
+
+
+class ListRequest(Fence):
+    """SPEC §5 list: fenced (§2), filtered, paginated by an opaque cursor over `seq`."""
+
+    kind: Kind | None = None
+    tier: Tier | None = None
+    status: Status | None = Field(default=None, description="task/epic status; other kinds never match")
+    include_tombstoned: bool = Field(default=False, description="tombstoned capsules are hidden unless true")
+    limit: Annotated[int, Field(ge=1, le=MAX_LIST_LIMIT)] = Field(default=50, description="page size, at most 500")
+    cursor: str | None = Field(default=None, description="next_cursor of the previous page; omit for the first")

@@ -1,0 +1,19 @@
+// list: one fenced, filtered page in seq order after the cursor (keyset pagination: stable under inserts).
+// Fence (SPEC §2): exact project_id and/or subtree prefix ("nott" covers "nott" and "nott/x", never "nottx").
+// $limit is the page size + 1 so the caller knows whether another page follows.
+MATCH (c:Capsule)
+WHERE c.seq > $after
+  AND ($project_id IS NULL OR c.project_id = $project_id)
+  AND ($project_prefix IS NULL OR c.project_id = $project_prefix
+       OR c.project_id STARTS WITH $project_prefix + '/')
+  AND ($kind IS NULL OR c.kind = $kind)
+  AND ($tier IS NULL OR c.tier = $tier)
+  AND ($status IS NULL OR c.status = $status)
+  AND ($include_tombstoned OR c.tombstoned_at IS NULL)
+WITH c ORDER BY c.seq ASC LIMIT $limit
+RETURN properties(c) AS props,
+       COLLECT { MATCH (c)-[r:BLOCKS|SUPERSEDES]->(o:Capsule)
+                 RETURN {type: type(r), id: o.id} ORDER BY type(r), o.seq } AS outgoing,
+       COLLECT { MATCH (c)<-[r:BLOCKS|SUPERSEDES]-(o:Capsule)
+                 RETURN {type: type(r), id: o.id} ORDER BY type(r), o.seq } AS incoming,
+       EXISTS { MATCH (c)<-[:SUPERSEDES]-(n:Capsule) WHERE n.tombstoned_at IS NULL } AS superseded

@@ -1,0 +1,4 @@
+// Which of these ids exist, with kind and tombstone state (relate/tombstone checks, before any write).
+UNWIND $ids AS ref
+OPTIONAL MATCH (c:Capsule {id: ref})
+RETURN ref AS id, c IS NOT NULL AS exists, c.kind AS kind, c.tombstoned_at IS NOT NULL AS tombstoned

@@ -1,0 +1,48 @@
+"""Neo4j capsule rows → the JSON shape every read and update returns.
+
+One mapping shared by get, list and update so the three can never disagree.
+Keys mirror the stored properties (absent properties stay absent, e.g. `status`
+on a fact), instants are ISO-8601 UTC strings (graphsvc.timefmt), and three
+booleans answer the questions a reader actually has: tombstoned, superseded,
+expired (valid_to <= now). `seq` is internal (it is the id's number) and not shown.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Mapping
+
+from ..timefmt import iso_utc, native
+
+TIME_PROPERTIES = ("created_at", "updated_at", "valid_to", "tombstoned_at")
+HIDDEN_PROPERTIES = ("seq",)
+
+
+def is_expired(valid_to: datetime | None, now: datetime) -> bool:
+    """SPEC §1: a capsule is expired when valid_to <= now."""
+    return valid_to is not None and valid_to <= now
+
+
+def capsule_json(props: Mapping[str, Any], *, now: datetime, superseded: bool,
+                 outgoing: list[Mapping[str, str]], incoming: list[Mapping[str, str]]) -> dict[str, Any]:
+    """One capsule as JSON: properties, flags and edges (`out` points at `to`, `in` comes `from`)."""
+    capsule: dict[str, Any] = {}
+    for key in sorted(props):
+        if key in HIDDEN_PROPERTIES:
+            continue
+        value = props[key]
+        capsule[key] = iso_utc(native(value)) if key in TIME_PROPERTIES and value is not None else value
+    capsule["tombstoned"] = props.get("tombstoned_at") is not None
+    capsule["superseded"] = bool(superseded)
+    capsule["expired"] = is_expired(native(props.get("valid_to")), now)
+    capsule["edges"] = {
+        "out": [{"type": edge["type"], "to": edge["id"]} for edge in outgoing],
+        "in": [{"type": edge["type"], "from": edge["id"]} for edge in incoming],
+    }
+    return capsule
+
+
+def from_record(record: Mapping[str, Any], now: datetime) -> dict[str, Any]:
+    """A row of cypher/capsules/get_many or list (props, outgoing, incoming, superseded)."""
+    return capsule_json(record["props"], now=now, superseded=record["superseded"],
+                        outgoing=record["outgoing"], incoming=record["incoming"])

@@ -1,0 +1,35 @@
+"""SPEC §5 tombstone: mark capsules retired, never delete them.
+
+Idempotent: tombstoning twice keeps the FIRST `tombstoned_at` (the moment it was
+retired is history, not the moment someone repeated the request). All ids are
+checked before anything is written: one unknown id → 404 naming it, nothing marked.
+`updated_at` is not bumped: retiring is not editing.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from neo4j import ManagedTransaction
+
+from ..db import Database, run
+from .reads import missing_error, parse_ids
+
+
+def _tombstone(tx: ManagedTransaction, ids: list[str], original: list[str], now: datetime) -> dict[str, Any]:
+    found = {r["id"] for r in run(tx, "capsules/lookup_state", ids=ids) if r["exists"]}
+    error = missing_error(ids, found, original)
+    if error:
+        raise error
+    rows = {r["id"]: r["already"] for r in run(tx, "capsules/tombstone", ids=ids, now=now)}
+    return {
+        "tombstoned": [capsule_id for capsule_id in ids if not rows[capsule_id]],
+        "already_tombstoned": [capsule_id for capsule_id in ids if rows[capsule_id]],
+    }
+
+
+def tombstone(db: Database, capsule_ids: list[str], now: datetime) -> dict[str, Any]:
+    """Tombstone every id (all or nothing); report which were new and which already were."""
+    ids = parse_ids(capsule_ids)
+    return db.write(lambda tx: _tombstone(tx, ids, list(capsule_ids), now))
