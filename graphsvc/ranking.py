@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from graphsvc.candidates import Candidate
-from graphsvc.textmatch import covered_tokens, text_tokens
+from graphsvc.textmatch import covered_terms, covered_tokens, text_tokens
 
 __all__ = ["HALF_LIFE_DAYS", "decay", "id_number", "rank"]
 
@@ -54,14 +54,24 @@ def rank(
     term_sets: Sequence[frozenset[str]],
     now: datetime,
 ) -> list[Candidate]:
-    """Order by covered term tokens desc, decay desc, numeric id asc.
+    """Order by coverage desc, decay desc, numeric id asc.
 
-    Terms only re-rank: every candidate comes back. Without terms every
-    coverage is 0 and the order is pure decay, then id.
+    Coverage is compared as (whole terms covered, distinct term tokens covered):
+    a term counts as covered when ALL its tokens occur in the capsule (issue #4),
+    and among capsules covering as many whole terms, the one holding more of the
+    request's distinct term tokens (SPEC §4's fraction) ranks first, so a
+    half-matched phrase still beats no match. With single-word terms the two
+    measures agree. Terms only re-rank: every candidate comes back. Without
+    terms every coverage is 0 and the order is pure decay, then id.
     """
 
-    def sort_key(candidate: Candidate) -> tuple[int, float, int]:
-        coverage = covered_tokens(term_sets, text_tokens(candidate.headline, candidate.content))
-        return (-coverage, -decay(candidate.updated_at, now), id_number(candidate.id))
+    def sort_key(candidate: Candidate) -> tuple[int, int, float, int]:
+        tokens = text_tokens(candidate.headline, candidate.content)
+        return (
+            -covered_terms(term_sets, tokens),
+            -covered_tokens(term_sets, tokens),
+            -decay(candidate.updated_at, now),
+            id_number(candidate.id),
+        )
 
     return sorted(candidates, key=sort_key)

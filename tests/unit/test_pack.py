@@ -538,9 +538,12 @@ def test_terms_rerank_constraints_by_coverage_but_never_filter(data: PackInputs,
     everyone = sorted(c.id for c in data.constraints)
     assert sorted(section_ids(with_terms, "constraints")) == sorted(section_ids(without, "constraints")) == everyone
     term_tokens = {token for term in req.terms for token in tokenize(term)}
+    whole_terms = {frozenset(tokenize(term)) for term in req.terms if tokenize(term)}
     by_id = {c.id: c for c in data.constraints}
-    coverage = [
-        len(term_tokens & (set(tokenize(by_id[i].headline)) | set(tokenize(by_id[i].content))))
-        for i in section_ids(with_terms, "constraints")
-    ]
+
+    def coverage_of(capsule_id: str) -> tuple[int, int]:
+        tokens = set(tokenize(by_id[capsule_id].headline)) | set(tokenize(by_id[capsule_id].content))
+        return (sum(1 for term in whole_terms if term <= tokens), len(term_tokens & tokens))
+
+    coverage = [coverage_of(i) for i in section_ids(with_terms, "constraints")]
     assert coverage == sorted(coverage, reverse=True)

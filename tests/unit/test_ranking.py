@@ -94,6 +94,14 @@ def test_multi_word_terms_get_partial_credit_per_distinct_token() -> None:
     assert ids(rank(candidates, term_token_sets(["neo4j driver"]), NOW)) == ["cap-2", "cap-1"]
 
 
+def test_a_whole_term_outranks_more_scattered_tokens() -> None:
+    # issue #4: a term is covered only when all its tokens occur; whole terms rank first,
+    # token coverage (SPEC §4) breaks ties between equal whole-term counts.
+    terms = term_token_sets(["alpha beta", "gamma delta epsilon"])
+    candidates = [capsule(1, "alpha gamma delta", days_old=0), capsule(2, "alpha beta", days_old=60)]
+    assert ids(rank(candidates, terms, NOW)) == ["cap-2", "cap-1"]
+
+
 def test_unicode_terms_match_folded_text() -> None:
     candidates = [capsule(1, "fresh note", days_old=0), capsule(2, "Le CAFÉ ferme", days_old=30)]
     assert ids(rank(candidates, term_token_sets(["cafe"]), NOW)) == ["cap-2", "cap-1"]
@@ -125,11 +133,17 @@ def test_rank_is_a_permutation_ordered_by_the_reference_key(
     candidates: list[Candidate], terms: list[str], rng: random.Random
 ) -> None:
     term_tokens = {token for term in terms for token in tokenize(term)}
+    whole_terms = {frozenset(tokenize(term)) for term in terms if tokenize(term)}
 
-    def reference_key(c: Candidate) -> tuple[int, float, int]:
+    def reference_key(c: Candidate) -> tuple[int, int, float, int]:
         capsule_tokens = set(tokenize(c.headline)) | set(tokenize(c.content))
         age = max(0.0, (NOW - c.updated_at).total_seconds())
-        return (-len(term_tokens & capsule_tokens), -(0.5 ** (age / (90 * 86400))), int(c.id[4:]))
+        return (
+            -sum(1 for term in whole_terms if term <= capsule_tokens),
+            -len(term_tokens & capsule_tokens),
+            -(0.5 ** (age / (90 * 86400))),
+            int(c.id[4:]),
+        )
 
     ranked = rank(candidates, term_token_sets(terms), NOW)
     assert sorted(ids(ranked)) == sorted(ids(candidates))  # terms never filter
