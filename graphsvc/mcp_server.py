@@ -37,6 +37,7 @@ from .models import (
     CapsuleId,
     CapsuleUpdate,
     IngestBatch,
+    ListRequest,
     RelateRequest,
     StrictModel,
 )
@@ -85,16 +86,6 @@ def _update_schema() -> dict[str, Any]:
     schema["required"] = ["id", *schema.get("required", [])]
     schema["title"] = "UpdateArgs"
     return schema
-
-
-def _list_schema() -> dict[str, Any]:
-    """memory_list's schema comes from models.ListRequest when that model exists."""
-    from . import models
-
-    request_model = getattr(models, "ListRequest", None)
-    if request_model is not None:
-        return _schema(request_model)
-    return {"type": "object", "title": "ListRequest", "properties": {}, "additionalProperties": True}
 
 
 # ---------------------------------------------------------------- tool table
@@ -253,7 +244,7 @@ TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec("memory_update", "Change a capsule", UPDATE_DESCRIPTION, _update_schema, _update, idempotent=True),
     ToolSpec("memory_tombstone", "Retire capsules", TOMBSTONE_DESCRIPTION, lambda: _schema(CapsuleIdsArgs),
              _tombstone, idempotent=True, destructive=True),
-    ToolSpec("memory_list", "Browse capsules", LIST_DESCRIPTION, _list_schema, _list, read_only=True),
+    ToolSpec("memory_list", "Browse capsules", LIST_DESCRIPTION, lambda: _schema(ListRequest), _list, read_only=True),
 )
 TOOLS_BY_NAME = {spec.name: spec for spec in TOOLS}
 

@@ -154,3 +154,62 @@ def test_unknown_tool_is_a_protocol_error(connect):
             await client.call_tool("memory_guess", {})
 
     session(connect, scenario)
+
+
+def test_the_write_and_read_tools_drive_one_project_end_to_end(connect):
+    async def scenario(client: Client) -> dict[str, Any]:
+        async def call(tool: str, args: dict[str, Any]) -> Any:
+            return await client.call_tool(tool, args)
+
+        seen: dict[str, Any] = {}
+        seen["ingest"] = await call("memory_ingest", {"items": [
+            {"project_id": "shop", "kind": "task", "content": "Write the schema"},
+            {"project_id": "shop", "kind": "task", "content": "Write the API"},
+            {"project_id": "shop", "kind": "decision", "content": "Use REST"},
+        ]})
+        seen["relate"] = await call("memory_relate", {"add": [{"type": "BLOCKS", "from": "cap-1", "to": "cap-2"}]})
+        seen["before"] = await call("memory_bootstrap", {"project_id": "shop"})
+        seen["update"] = await call("memory_update", {"id": "cap-1", "status": "done"})
+        seen["after"] = await call("memory_bootstrap", {"project_id": "shop"})
+        seen["supersede"] = await call("memory_ingest", {"project_id": "shop", "kind": "decision",
+                                                         "content": "Use GraphQL", "supersedes": ["cap-3"]})
+        seen["get"] = await call("memory_get", {"ids": ["cap-1", "cap-3"]})
+        seen["tombstone"] = await call("memory_tombstone", {"ids": ["cap-4"]})
+        seen["tombstone_again"] = await call("memory_tombstone", {"ids": ["cap-4"]})
+        seen["get_after"] = await call("memory_get", {"ids": ["cap-3", "cap-4"]})
+        seen["list"] = await call("memory_list", {"project_id": "shop", "kind": "task", "limit": 1})
+        cursor = seen["list"].structured_content["next_cursor"]
+        seen["list_next"] = await call("memory_list", {"project_id": "shop", "kind": "task", "cursor": cursor})
+        seen["update_unknown"] = await call("memory_update", {"id": "cap-99", "status": "done"})
+        seen["update_no_id"] = await call("memory_update", {"status": "done"})
+        seen["relate_self"] = await call("memory_relate", {"add": [{"type": "BLOCKS", "from": "cap-1", "to": "cap-1"}]})
+        seen["get_unknown"] = await call("memory_get", {"ids": ["cap-1", "cap-99"]})
+        return seen
+
+    seen = session(connect, scenario)
+    ok = {name: body_of(result) for name, result in seen.items() if not result.is_error}
+    errors = {name: body_of(result)["error"] for name, result in seen.items() if result.is_error}
+    assert set(errors) == {"update_unknown", "update_no_id", "relate_self", "get_unknown"}
+
+    assert ok["ingest"] == {"ids": ["cap-1", "cap-2", "cap-3"]}
+    assert ok["relate"]["added"] == 1
+    assert ok["before"]["ready"]["next_action"]["id"] == "cap-1"
+    assert ok["update"]["status"] == "done"
+    assert ok["after"]["ready"]["next_action"]["id"] == "cap-2"  # its blocker is done now
+    assert [row["id"] for row in ok["after"]["decisions"]] == ["cap-3"]
+    first, old_decision = ok["get"]["capsules"]
+    assert first["edges"]["out"] == [{"type": "BLOCKS", "to": "cap-2"}]
+    assert old_decision["superseded"] is True
+    assert old_decision["edges"]["in"] == [{"type": "SUPERSEDES", "from": "cap-4"}]
+    assert ok["tombstone"]["tombstoned"] == ["cap-4"]
+    assert ok["tombstone_again"]["already_tombstoned"] == ["cap-4"]
+    old_decision, tombstoned = ok["get_after"]["capsules"]
+    assert old_decision["superseded"] is False  # its superseder is tombstoned
+    assert tombstoned["tombstoned"] is True
+    assert [c["id"] for c in ok["list"]["capsules"] + ok["list_next"]["capsules"]] == ["cap-1", "cap-2"]
+    assert ok["list_next"]["next_cursor"] is None
+
+    assert (errors["update_unknown"]["code"], errors["update_unknown"].get("field")) == ("not_found", "id")
+    assert (errors["update_no_id"]["code"], errors["update_no_id"]["field"]) == ("invalid", "id")
+    assert errors["relate_self"]["code"] == "invalid" and errors["relate_self"]["field"].startswith("add[0]")
+    assert (errors["get_unknown"]["code"], errors["get_unknown"]["field"]) == ("not_found", "ids[1]")
