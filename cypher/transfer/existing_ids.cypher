@@ -1,0 +1,4 @@
+// Import: which of these ids are already stored (import refuses to overwrite anything).
+UNWIND $ids AS wanted
+MATCH (c:Capsule {id: wanted})
+RETURN c.id AS id

@@ -1,0 +1,242 @@
+"""SPEC §5 export/import: JSON Lines, exact round trip, ids preserved.
+
+Format (one JSON object per line, keys sorted, compact, UTF-8):
+  {"capsule": {<every stored property, incl. id and seq>}}   one per capsule, by seq
+  {"edge": {"from": "cap-1", "to": "cap-2", "type": "BLOCKS"}} one per edge, by type, from seq, to seq
+Instants are UTC with nanoseconds ("2026-12-01T12:00:00.000000000Z") so nothing is
+rounded: export → import into an empty database → export is byte-identical.
+
+Import is all-or-nothing: every line is validated first (422 naming `line[n]`,
+1-based), ids that already exist are refused (409; an import never overwrites),
+then ONE write transaction creates everything with UNWIND in chunks and raises
+the id counter to the largest imported seq so new ids never collide. Capsule
+lines must come before edge lines, and edges join capsules of the same file.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import datetime, timezone
+from typing import Any, Iterable, Iterator
+
+from neo4j import ManagedTransaction
+from pydantic import AfterValidator, Field, StrictInt, model_validator
+from typing_extensions import Annotated
+
+from ..db import Database, run
+from ..errors import Conflict, InvalidInput
+from ..models import DAG_KINDS, CapsuleId, Content, Headline, Kind, ProjectId, Status, StrictModel, Tier
+from ..validation import parse
+
+EXPORT_PAGE = 5000
+IMPORT_CHUNK = 5000
+EDGE_TYPES = ("BLOCKS", "SUPERSEDES")
+TIME_PROPERTIES = ("created_at", "updated_at", "valid_to", "tombstoned_at")
+
+_EXACT_INSTANT = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{9}Z$")
+
+
+# ---------------------------------------------------------------- format
+
+
+def exact_instant(value: Any) -> str:
+    """A driver DateTime as UTC ISO-8601 with all nine fraction digits (nothing rounded)."""
+    utc = value.astimezone(timezone.utc)
+    nanos = getattr(utc, "nanosecond", utc.microsecond * 1000 if isinstance(utc, datetime) else 0)
+    return (f"{utc.year:04d}-{utc.month:02d}-{utc.day:02d}T{utc.hour:02d}:{utc.minute:02d}:"
+            f"{int(utc.second):02d}.{nanos:09d}Z")
+
+
+def check_instant(value: str) -> str:
+    if not _EXACT_INSTANT.match(value):
+        raise ValueError("must be a UTC instant like 2026-12-01T12:00:00.000000000Z (as export writes it)")
+    try:
+        datetime.fromisoformat(value[:19])
+    except ValueError:
+        raise ValueError("is not a real calendar date/time") from None
+    return value
+
+
+Instant = Annotated[str, AfterValidator(check_instant)]
+
+
+class ExportedCapsule(StrictModel):
+    """One capsule line: the stored properties, with the same rules as ingest."""
+
+    id: CapsuleId
+    seq: Annotated[StrictInt, Field(ge=1)]
+    project_id: ProjectId
+    kind: Kind
+    tier: Tier
+    headline: Headline
+    content: Content
+    status: Status | None = None
+    created_at: Instant
+    updated_at: Instant
+    valid_to: Instant | None = None
+    tombstoned_at: Instant | None = None
+
+    @model_validator(mode="after")
+    def _consistent(self) -> "ExportedCapsule":
+        if self.id != f"cap-{self.seq}":
+            raise ValueError(f"seq {self.seq} does not match id {self.id} (id must be 'cap-<seq>')")
+        if (self.status is not None) != (self.kind in DAG_KINDS):
+            raise ValueError("status is required on task/epic capsules and absent on every other kind")
+        return self
+
+
+class ExportedEdge(StrictModel):
+    type: Annotated[str, AfterValidator(lambda v: v if v in EDGE_TYPES else _bad_type(v))]
+    from_id: CapsuleId = Field(alias="from")
+    to_id: CapsuleId = Field(alias="to")
+
+    @model_validator(mode="after")
+    def _no_self_loop(self) -> "ExportedEdge":
+        if self.from_id == self.to_id:
+            raise ValueError(f"a capsule cannot {self.type} itself ({self.from_id})")
+        return self
+
+
+def _bad_type(value: str) -> str:
+    raise ValueError(f"must be one of {', '.join(EDGE_TYPES)}")
+
+
+def _line(record: dict[str, Any]) -> str:
+    return json.dumps(record, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+# ---------------------------------------------------------------- export
+
+
+def _capsule_props(props: dict[str, Any]) -> dict[str, Any]:
+    return {key: exact_instant(value) if hasattr(value, "astimezone") else value for key, value in props.items()}
+
+
+def export_lines(db: Database) -> Iterator[str]:
+    """Every capsule (by seq) then every edge (by type, from seq, to seq), one JSON line each.
+
+    Pages by keyset so memory stays flat on large stores; lines end with "\\n".
+    """
+    after = 0
+    while True:
+        page = db.query("transfer/export_capsules", after=after, limit=EXPORT_PAGE)
+        for record in page:
+            yield _line({"capsule": _capsule_props(record["props"])}) + "\n"
+        if len(page) < EXPORT_PAGE:
+            break
+        after = page[-1]["props"]["seq"]
+    for edge_type in EDGE_TYPES:
+        from_seq, to_seq = 0, 0
+        while True:
+            page = db.query("transfer/export_edges", type=edge_type, from_seq=from_seq, to_seq=to_seq,
+                            limit=EXPORT_PAGE)
+            for r in page:
+                yield _line({"edge": {"type": edge_type, "from": r["from"], "to": r["to"]}}) + "\n"
+            if len(page) < EXPORT_PAGE:
+                break
+            from_seq, to_seq = page[-1]["from_seq"], page[-1]["to_seq"]
+
+
+# ---------------------------------------------------------------- import
+
+
+class _Parsed:
+    def __init__(self) -> None:
+        self.capsules: list[dict[str, Any]] = []
+        self.kinds: dict[str, str] = {}
+        self.line_of: dict[str, int] = {}
+        self.edges: dict[str, list[dict[str, str]]] = {edge_type: [] for edge_type in EDGE_TYPES}
+        self.seen_edges: set[tuple[str, str, str]] = set()
+
+
+def _invalid(number: int, path: str, rule: str) -> InvalidInput:
+    where = f"line[{number}]" + (f".{path}" if path else "")
+    return InvalidInput(f"line {number}: {path + ': ' if path else ''}{rule}", field=where)
+
+
+def _reparse(model: type, data: Any, number: int, section: str) -> Any:
+    try:
+        return parse(model, data, InvalidInput)
+    except InvalidInput as exc:
+        rule = exc.message.split(": ", 1)[1] if exc.field and ": " in exc.message else exc.message
+        error = _invalid(number, f"{section}.{exc.field}" if exc.field else section, rule)
+        error.details = [{**item, "field": f"line[{number}].{section}.{item['field']}" if item.get("field")
+                          else f"line[{number}].{section}"} for item in exc.details or []]
+        raise error from None
+
+
+def _take(parsed: _Parsed, number: int, text: str) -> None:
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise _invalid(number, "", f"is not valid JSON ({exc.msg} at column {exc.colno})") from None
+    if not isinstance(data, dict) or len(data) != 1 or next(iter(data)) not in ("capsule", "edge"):
+        raise _invalid(number, "", 'must be {"capsule": {...}} or {"edge": {...}}')
+    if "capsule" in data:
+        if any(parsed.edges.values()):
+            raise _invalid(number, "capsule", "capsule lines must all come before the first edge line")
+        capsule = _reparse(ExportedCapsule, data["capsule"], number, "capsule")
+        if capsule.id in parsed.line_of:
+            raise _invalid(number, "capsule.id", f"{capsule.id} already appeared on line {parsed.line_of[capsule.id]}")
+        parsed.line_of[capsule.id] = number
+        parsed.kinds[capsule.id] = capsule.kind
+        parsed.capsules.append(capsule.model_dump(exclude_none=True))
+        return
+    edge = _reparse(ExportedEdge, data["edge"], number, "edge")
+    for end, capsule_id in (("from", edge.from_id), ("to", edge.to_id)):
+        if capsule_id not in parsed.kinds:
+            raise _invalid(number, f"edge.{end}", f"{capsule_id} is not a capsule of this file (edges join imported capsules)")
+        if edge.type == "BLOCKS" and parsed.kinds[capsule_id] not in DAG_KINDS:
+            raise _invalid(number, f"edge.{end}", f"{capsule_id} is a '{parsed.kinds[capsule_id]}'; BLOCKS edges join task/epic capsules only")
+    key = (edge.type, edge.from_id, edge.to_id)
+    if key in parsed.seen_edges:
+        raise _invalid(number, "edge", f"duplicate {edge.type} edge {edge.from_id}->{edge.to_id}")
+    parsed.seen_edges.add(key)
+    parsed.edges[edge.type].append({"from": edge.from_id, "to": edge.to_id})
+
+
+def _chunks(rows: list[Any], size: int) -> Iterator[list[Any]]:
+    for start in range(0, len(rows), size):
+        yield rows[start:start + size]
+
+
+def _refuse_existing(db: Database, parsed: _Parsed) -> None:
+    ids = [capsule["id"] for capsule in parsed.capsules]
+    for chunk in _chunks(ids, IMPORT_CHUNK * 4):
+        taken = [r["id"] for r in db.query("transfer/existing_ids", ids=chunk)]
+        if taken:
+            first = min(taken, key=parsed.line_of.__getitem__)
+            raise Conflict(f"line {parsed.line_of[first]}: {first} already exists in this database "
+                           f"({len(taken)} id(s) of this chunk do); import never overwrites, "
+                           "import into an empty database", field=f"line[{parsed.line_of[first]}].capsule.id")
+
+
+def _write(tx: ManagedTransaction, parsed: _Parsed, progress: Any) -> None:
+    for chunk in _chunks(parsed.capsules, IMPORT_CHUNK):
+        run(tx, "transfer/import_capsules", rows=chunk)
+        if progress is not None:
+            progress.update(len(chunk))
+    for edge_type, statement in (("BLOCKS", "transfer/import_blocks"), ("SUPERSEDES", "transfer/import_supersedes")):
+        for chunk in _chunks(parsed.edges[edge_type], IMPORT_CHUNK * 2):
+            run(tx, statement, edges=chunk)
+            if progress is not None:
+                progress.update(len(chunk))
+    max_seq = max((capsule["seq"] for capsule in parsed.capsules), default=0)
+    run(tx, "transfer/raise_counter", max_seq=max_seq)
+
+
+def import_lines(db: Database, lines: Iterable[str | bytes], progress: Any = None) -> dict[str, Any]:
+    """Validate every line, refuse existing ids, then write everything in one transaction.
+
+    `progress` is anything with `update(n)` (e.g. tqdm), advanced once per written line.
+    Blank lines are ignored.
+    """
+    parsed = _Parsed()
+    for number, raw in enumerate(lines, start=1):
+        text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
+        if text.strip():
+            _take(parsed, number, text)
+    _refuse_existing(db, parsed)
+    db.write(lambda tx: _write(tx, parsed, progress))
+    return {"capsules": len(parsed.capsules), "edges": sum(len(rows) for rows in parsed.edges.values())}
