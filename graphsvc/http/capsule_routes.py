@@ -1,30 +1,179 @@
-"""SPEC §5 routes under /v1/capsules."""
+"""SPEC §5 routes under /v1/capsules: thin handlers over GraphService.
+
+Static paths (export, import, get, relate, tombstone) are mounted before
+`/v1/capsules/{capsule_id}` so they are never read as an id. OPERATIONS lists
+exactly the mounted routes (tests/integration/test_http_capsules.py checks it),
+so /openapi.json cannot drift from what the app serves.
+"""
 
 from __future__ import annotations
 
+from typing import Any, Iterator
+
+from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from ..models import CapsuleIn, IngestBatch
+from ..errors import BadRequest, InvalidInput, NotFound
+from ..models import CapsuleIdList, CapsuleIn, CapsuleUpdate, IngestBatch, ListRequest, RelateRequest
 from ..service import GraphService
+from ..store.update import valid_id
+from ..validation import parse
 from .common import call, json_body, ok
 from .openapi import Operation
+
+_REF = "#/components/schemas/{model}"
+_ID_PARAM = {"name": "capsule_id", "in": "path", "required": True, "schema": {"type": "string", "pattern": "^cap-[1-9][0-9]*$"},
+             "description": "a capsule id such as cap-12"}
+
+
+def _query_parameters() -> list[dict[str, Any]]:
+    schema = ListRequest.model_json_schema(ref_template=_REF)
+    return [{"name": name, "in": "query", "required": False, "schema": prop}
+            for name, prop in schema["properties"].items()]
+
 
 OPERATIONS = [
     Operation(
         "POST", "/v1/capsules", "Ingest one capsule or a batch (all-or-nothing)",
         description="Body: one capsule, or {\"items\": [...]} with at most 1000 capsules. "
         "A bad item rejects the whole batch with 422 naming items[i].field; nothing is written.",
-        request_schema={"oneOf": [CapsuleIn.model_json_schema(ref_template="#/components/schemas/{model}"),
-                                  IngestBatch.model_json_schema(ref_template="#/components/schemas/{model}")]},
+        request_schema={"oneOf": [CapsuleIn.model_json_schema(ref_template=_REF),
+                                  IngestBatch.model_json_schema(ref_template=_REF)]},
         success_status=201,
     ),
+    Operation(
+        "GET", "/v1/capsules", "List capsules: fenced, filtered, paginated",
+        description="Query parameters: project_id (exact) and/or project_prefix (subtree: 'nott' covers 'nott' and "
+        "'nott/x', never 'nottx'), kind, tier, status, include_tombstoned (default false), limit (1-500, default "
+        "50), cursor (next_cursor of the previous page). Ordered by id number; pages are stable under writes. "
+        "Answer: {capsules: [...], next_cursor: string|null}.",
+        parameters=tuple(_query_parameters()), error_statuses=(400, 401, 503),
+    ),
+    Operation(
+        "GET", "/v1/capsules/export", "Export every capsule and edge as JSON Lines (application/x-ndjson)",
+        description="Streams {\"capsule\": {...}} lines (by id number) then {\"edge\": {type, from, to}} lines; "
+        "instants are UTC with nanoseconds, so export -> import -> export is byte-identical.",
+        error_statuses=(401, 503),
+    ),
+    Operation(
+        "POST", "/v1/capsules/import", "Import a JSON Lines export (all-or-nothing)",
+        description="Body: the export's lines (application/x-ndjson). Every line is validated first (422 naming "
+        "line[n]); ids that already exist are refused (409); then everything is written in one transaction and "
+        "the id counter is raised past the largest imported id. Answer: {capsules: n, edges: n}.",
+        request_schema={"type": "string", "description": "JSON Lines, one object per line"},
+        success_status=201, error_statuses=(400, 401, 409, 422, 503),
+    ),
+    Operation(
+        "POST", "/v1/capsules/get", "Read one or many capsules by id (memory_get)",
+        description="Body: {\"ids\": [...]} (1-1000). Full capsules in request order with edges in and out and "
+        "tombstoned/superseded/expired flags; tombstoned capsules are shown (flagged). Unknown id -> 404 naming it.",
+        request_model=CapsuleIdList, error_statuses=(401, 404, 422, 503),
+    ),
+    Operation(
+        "POST", "/v1/capsules/relate", "Add and/or remove BLOCKS / SUPERSEDES edges (one transaction)",
+        description="Body: {\"add\": [{type, from, to}], \"remove\": [...]}. Unknown ids, self-loops and BLOCKS "
+        "touching a non-task/epic capsule are 422 naming add[i].from/to; nothing is written. Answer: {added, "
+        "already_present, removed, not_present}.",
+        request_model=RelateRequest, error_statuses=(401, 422, 503),
+    ),
+    Operation(
+        "POST", "/v1/capsules/tombstone", "Tombstone capsules (never deleted; idempotent)",
+        description="Body: {\"ids\": [...]}. The first tombstoned_at is kept. Unknown id -> 404 naming it, nothing "
+        "marked. Answer: {tombstoned: [...], already_tombstoned: [...]}.",
+        request_model=CapsuleIdList, error_statuses=(401, 404, 422, 503),
+    ),
+    Operation(
+        "GET", "/v1/capsules/{capsule_id}", "Read one capsule (memory_get for a single id)",
+        parameters=(_ID_PARAM,), error_statuses=(401, 404, 422, 503),
+    ),
+    Operation(
+        "PATCH", "/v1/capsules/{capsule_id}", "Update status, tier, valid_to, headline or content",
+        description="Bumps updated_at. status is for task/epic only (422 otherwise); clear_valid_to: true removes "
+        "the expiry; content without headline re-derives a derived headline but keeps a chosen one. Unknown id "
+        "-> 404; a tombstoned capsule -> 409. Answer: the full capsule.",
+        request_model=CapsuleUpdate, parameters=(_ID_PARAM,), error_statuses=(401, 404, 409, 422, 503),
+    ),
 ]
+
+
+def _query(request: Request) -> dict[str, str]:
+    """Query parameters as a dict; a repeated parameter is ambiguous, so it is a 400."""
+    data: dict[str, str] = {}
+    for key, value in request.query_params.multi_items():
+        if key in data:
+            raise BadRequest(f"{key}: send it once (it appears more than once)", field=key)
+        data[key] = value
+    return data
+
+
+def _one(service: GraphService, capsule_id: str) -> dict[str, Any]:
+    valid_id(capsule_id)
+    try:
+        return service.get([capsule_id])["capsules"][0]
+    except NotFound as exc:
+        exc.field = "id"
+        raise
+
+
+def _first_and_rest(lines: Iterator[str]) -> tuple[list[str], Iterator[str]]:
+    """Pull the first line before answering, so an unreachable Neo4j is a 503, not a broken 200 stream."""
+    return [line for line in [next(lines, None)] if line is not None], lines
 
 
 def routes(service: GraphService) -> list[Route]:
     async def ingest(request: Request) -> JSONResponse:
         return ok(await call(service.ingest, await json_body(request)), status=201)
 
-    return [Route("/v1/capsules", ingest, methods=["POST"])]
+    async def list_capsules(request: Request) -> JSONResponse:
+        return ok(await call(service.list, _query(request)))
+
+    async def export(request: Request) -> Response:
+        head, rest = await run_in_threadpool(_first_and_rest, service.export_lines())
+
+        def stream() -> Iterator[str]:
+            yield from head
+            yield from rest
+
+        return StreamingResponse(stream(), media_type="application/x-ndjson",
+                                 headers={"Content-Disposition": 'attachment; filename="graphsvc-export.jsonl"'})
+
+    async def import_(request: Request) -> JSONResponse:
+        raw = await request.body()
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            raise BadRequest("the body is not UTF-8 text; send the export's JSON Lines") from None
+        if not text.strip():
+            raise BadRequest("the body is empty; send the JSON Lines of an export")
+        return ok(await call(service.import_lines, text.splitlines()), status=201)
+
+    async def get_many(request: Request) -> JSONResponse:
+        ids = parse(CapsuleIdList, await json_body(request), InvalidInput).ids
+        return ok(await call(service.get, ids))
+
+    async def relate(request: Request) -> JSONResponse:
+        return ok(await call(service.relate, await json_body(request)))
+
+    async def tombstone(request: Request) -> JSONResponse:
+        ids = parse(CapsuleIdList, await json_body(request), InvalidInput).ids
+        return ok(await call(service.tombstone, ids))
+
+    async def get_one(request: Request) -> JSONResponse:
+        return ok(await call(_one, service, request.path_params["capsule_id"]))
+
+    async def update(request: Request) -> JSONResponse:
+        return ok(await call(service.update, request.path_params["capsule_id"], await json_body(request)))
+
+    return [
+        Route("/v1/capsules", ingest, methods=["POST"]),
+        Route("/v1/capsules", list_capsules, methods=["GET"]),
+        Route("/v1/capsules/export", export, methods=["GET"]),
+        Route("/v1/capsules/import", import_, methods=["POST"]),
+        Route("/v1/capsules/get", get_many, methods=["POST"]),
+        Route("/v1/capsules/relate", relate, methods=["POST"]),
+        Route("/v1/capsules/tombstone", tombstone, methods=["POST"]),
+        Route("/v1/capsules/{capsule_id}", get_one, methods=["GET"]),
+        Route("/v1/capsules/{capsule_id}", update, methods=["PATCH"]),
+    ]

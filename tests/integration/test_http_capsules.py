@@ -1,0 +1,147 @@
+"""The /v1/capsules routes over HTTP (Starlette TestClient) against a real Neo4j, and /openapi.json parity."""
+
+from __future__ import annotations
+
+import base64
+import json
+from datetime import datetime, timezone
+
+import pytest
+from starlette.routing import Route
+from starlette.testclient import TestClient
+
+from graphsvc.clock import fixed_clock
+from graphsvc.db import Database
+from graphsvc.http.app import create_app
+from graphsvc.service import GraphService
+from tests.conftest import wipe
+
+NOW = datetime(2026, 12, 1, 12, 0, tzinfo=timezone.utc)
+
+
+@pytest.fixture
+def client(db):
+    with TestClient(create_app(GraphService(db, clock=fixed_clock(NOW)))) as http:
+        yield http
+
+
+def error_of(response, status: int) -> dict:
+    assert response.status_code == status, response.text
+    return response.json()["error"]
+
+
+def seed(client) -> None:
+    response = client.post("/v1/capsules", json={"items": [
+        {"project_id": "nott", "kind": "task", "content": "first task"},
+        {"project_id": "nott/x", "kind": "task", "content": "second task"},
+        {"project_id": "nottx", "kind": "decision", "content": "a decision"},
+    ]})
+    assert response.status_code == 201 and response.json() == {"ids": ["cap-1", "cap-2", "cap-3"]}
+
+
+def test_ingest_single_and_bad_batch(client):
+    assert client.post("/v1/capsules", json={"project_id": "nott", "kind": "fact", "content": "x"}).json() == {
+        "ids": ["cap-1"]}
+    error = error_of(client.post("/v1/capsules", json={"items": [
+        {"project_id": "nott", "kind": "fact", "content": "ok"},
+        {"project_id": "nott", "kind": "fact", "content": "x", "blocks": ["cap-1"]}]}), 422)
+    assert error["code"] == "invalid" and error["field"] == "items[1]" and "BLOCKS" in error["message"]
+    error_of(client.post("/v1/capsules", content=b"{oops"), 400)
+
+
+def test_get_one_and_many(client):
+    seed(client)
+    one = client.get("/v1/capsules/cap-2")
+    assert one.status_code == 200 and one.json()["headline"] == "second task"
+    many = client.post("/v1/capsules/get", json={"ids": ["cap-3", "cap-1"]}).json()
+    assert [c["id"] for c in many["capsules"]] == ["cap-3", "cap-1"]
+    error = error_of(client.get("/v1/capsules/cap-9"), 404)
+    assert error["field"] == "id" and "cap-9" in error["message"]
+    assert error_of(client.get("/v1/capsules/nine"), 422)["field"] == "id"
+    error = error_of(client.post("/v1/capsules/get", json={"ids": ["cap-1", "cap-8"]}), 404)
+    assert error["field"] == "ids[1]" and "cap-8" in error["message"]
+    assert error_of(client.post("/v1/capsules/get", json={"ids": []}), 422)["field"] == "ids"
+    error = error_of(client.post("/v1/capsules/get", json={"id": "cap-1"}), 422)
+    assert error["field"] == "ids" and "is required" in error["message"]
+    assert {"field": "id", "rule": "is not an accepted field (accepted: ids)"} in error["details"]
+
+
+def test_relate_update_tombstone(client):
+    seed(client)
+    response = client.post("/v1/capsules/relate", json={"add": [{"type": "BLOCKS", "from": "cap-1", "to": "cap-2"}]})
+    assert response.status_code == 200 and response.json()["added"] == 1
+    error = error_of(client.post("/v1/capsules/relate", json={"add": [
+        {"type": "BLOCKS", "from": "cap-1", "to": "cap-3"}]}), 422)
+    assert error["field"] == "add[0].to" and "task/epic" in error["message"]
+    assert error_of(client.post("/v1/capsules/relate", json={"add": [
+        {"type": "SUPERSEDES", "from": "cap-3", "to": "cap-3"}]}), 422)["field"] == "add[0]"
+
+    updated = client.patch("/v1/capsules/cap-1", json={"status": "done"})
+    assert updated.status_code == 200 and updated.json()["status"] == "done"
+    assert updated.json()["edges"]["out"] == [{"type": "BLOCKS", "to": "cap-2"}]
+    assert error_of(client.patch("/v1/capsules/cap-3", json={"status": "done"}), 422)["field"] == "status"
+    assert error_of(client.patch("/v1/capsules/cap-7", json={"tier": "stale"}), 404)["field"] == "id"
+
+    assert client.post("/v1/capsules/tombstone", json={"ids": ["cap-3"]}).json() == {
+        "tombstoned": ["cap-3"], "already_tombstoned": []}
+    assert client.post("/v1/capsules/tombstone", json={"ids": ["cap-3"]}).json() == {
+        "tombstoned": [], "already_tombstoned": ["cap-3"]}
+    assert error_of(client.patch("/v1/capsules/cap-3", json={"tier": "stale"}), 409)["code"] == "conflict"
+    assert error_of(client.post("/v1/capsules/tombstone", json={"ids": ["cap-5"]}), 404)["field"] == "ids[0]"
+
+
+def test_list_with_query_parameters(client):
+    seed(client)
+    page = client.get("/v1/capsules", params={"project_prefix": "nott", "limit": "1"}).json()
+    assert [c["id"] for c in page["capsules"]] == ["cap-1"]
+    page = client.get("/v1/capsules", params={"project_prefix": "nott", "limit": "1", "cursor": page["next_cursor"]})
+    assert [c["id"] for c in page.json()["capsules"]] == ["cap-2"] and page.json()["next_cursor"] is None
+    assert [c["id"] for c in client.get("/v1/capsules?kind=decision").json()["capsules"]] == ["cap-3"]
+    assert error_of(client.get("/v1/capsules?project_prefix=nott/"), 400)["field"] == "project_prefix"
+    assert error_of(client.get("/v1/capsules?limit=abc"), 400)["field"] == "limit"
+    assert error_of(client.get("/v1/capsules?kind=task&kind=epic"), 400)["field"] == "kind"
+    bad = base64.urlsafe_b64encode(b"offset:3").decode()
+    assert error_of(client.get(f"/v1/capsules?cursor={bad}"), 400)["field"] == "cursor"
+
+
+def test_export_import_round_trip_over_http(client, db):
+    seed(client)
+    client.post("/v1/capsules/relate", json={"add": [{"type": "SUPERSEDES", "from": "cap-2", "to": "cap-1"}]})
+    exported = client.get("/v1/capsules/export")
+    assert exported.status_code == 200
+    assert exported.headers["content-type"].startswith("application/x-ndjson")
+    assert [json.loads(line).popitem()[0] for line in exported.text.splitlines()] == ["capsule"] * 3 + ["edge"]
+    error = error_of(client.post("/v1/capsules/import", content=exported.content), 409)
+    assert error["field"] == "line[1].capsule.id"
+    wipe(db)
+    imported = client.post("/v1/capsules/import", content=exported.content,
+                           headers={"content-type": "application/x-ndjson"})
+    assert imported.status_code == 201 and imported.json() == {"capsules": 3, "edges": 1}
+    assert client.get("/v1/capsules/export").content == exported.content
+    wipe(db)
+    error = error_of(client.post("/v1/capsules/import", content=b'{"capsule": {}}\n'), 422)
+    assert error["field"].startswith("line[1].capsule")
+    error_of(client.post("/v1/capsules/import", content=b""), 400)
+
+
+def test_export_is_503_when_neo4j_is_unreachable():
+    down = Database("bolt://127.0.0.1:1", "neo4j", "irrelevant", timeout=1.0)
+    try:
+        with TestClient(create_app(GraphService(down))) as http:
+            response = http.get("/v1/capsules/export")
+            assert response.status_code == 503 and response.headers["retry-after"]
+            assert response.json()["error"]["code"] == "neo4j_unavailable"
+            assert http.get("/v1/capsules/cap-1").status_code == 503
+    finally:
+        down.close()
+
+
+def test_openapi_lists_exactly_the_mounted_v1_routes(client):
+    app = client.app
+    mounted = {(method, route.path) for route in app.routes if isinstance(route, Route)
+               and route.path.startswith("/v1") for method in route.methods or () if method != "HEAD"}
+    document = client.get("/openapi.json").json()
+    documented = {(method.upper(), path) for path, entry in document["paths"].items()
+                  if path.startswith("/v1") for method in entry}
+    assert mounted == documented
+    assert ("GET", "/v1/capsules/{capsule_id}") in mounted and ("POST", "/v1/capsules/import") in mounted
