@@ -1,0 +1,173 @@
+"""`graphsvc demo`: load the sample `shop` project once, then print its cold-start pack.
+
+Without `--url` it works through the service object directly (Neo4j from the
+environment); with `--url` it goes through a running HTTP service, exactly as an
+agent would (`make demo` does that after `make up`). Loading is idempotent: when
+a live `shop` capsule already exists nothing is written. `--reset` first deletes
+the `shop` subtree (and only it) straight in Neo4j, because the API itself
+never deletes (tombstones only mark).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import urllib.error
+import urllib.parse
+import urllib.request
+from datetime import datetime
+from typing import Any, Protocol
+
+from ..demo_data import CAPSULES, DEMO_PREFIX, DEMO_TERMS, ingest_item, ingest_waves
+from ..errors import ServiceError
+
+
+class DemoTarget(Protocol):
+    """What the demo needs; GraphService has it, and so does HttpTarget."""
+
+    def ingest(self, data: Any) -> dict[str, Any]: ...
+    def list(self, data: Any) -> dict[str, Any]: ...
+    def bootstrap(self, data: Any) -> dict[str, Any]: ...
+
+
+class ServiceAnswered(ServiceError):
+    """A non-2xx answer from the HTTP service, carrying its status and error body."""
+
+    def __init__(self, status: int, body: dict[str, Any], where: str):
+        error = body.get("error", {}) if isinstance(body, dict) else {}
+        super().__init__(f"{where} answered {status}: {error.get('message', body)}", field=error.get("field"))
+        self.status = status
+
+
+class HttpTarget:
+    """The demo's three calls over the service's JSON API (stdlib only; bearer token from the env)."""
+
+    def __init__(self, base_url: str, token: str | None = None, timeout: float = 30.0):
+        self.base_url = base_url.rstrip("/")
+        self.token = token
+        self.timeout = timeout
+
+    def _call(self, method: str, path: str, body: Any = None) -> dict[str, Any]:
+        data = None if body is None else json.dumps(body).encode("utf-8")
+        request = urllib.request.Request(self.base_url + path, data=data, method=method)
+        request.add_header("Accept", "application/json")
+        if data is not None:
+            request.add_header("Content-Type", "application/json")
+        if self.token:
+            request.add_header("Authorization", f"Bearer {self.token}")
+        try:
+            with urllib.request.urlopen(request, timeout=self.timeout) as response:
+                return json.loads(response.read() or b"{}")
+        except urllib.error.HTTPError as exc:
+            try:
+                answer = json.loads(exc.read() or b"{}")
+            except ValueError:
+                answer = {}
+            raise ServiceAnswered(exc.code, answer, f"{method} {path}") from None
+        except (urllib.error.URLError, OSError) as exc:
+            raise ServiceError(f"cannot reach graphsvc at {self.base_url} ({exc}); start it with `make up`") from None
+
+    def ingest(self, data: Any) -> dict[str, Any]:
+        return self._call("POST", "/v1/capsules", data)
+
+    def list(self, data: Any) -> dict[str, Any]:
+        return self._call("GET", "/v1/capsules?" + urllib.parse.urlencode(data))
+
+    def bootstrap(self, data: Any) -> dict[str, Any]:
+        return self._call("POST", "/v1/memory_bootstrap", data)
+
+
+def demo_is_loaded(target: DemoTarget) -> bool:
+    """True when any live capsule sits under the demo prefix (one fenced list query)."""
+    try:
+        return bool(target.list({"project_prefix": DEMO_PREFIX, "limit": 1})["capsules"])
+    except ServiceAnswered as exc:
+        if exc.status not in (404, 405):
+            raise
+    # An HTTP service without the list route yet: any surfaced capsule means the demo is there.
+    pack = target.bootstrap({"project_prefix": DEMO_PREFIX})
+    return any(pack.get(total, 0) for total in ("constraints_total", "ready_total", "decisions_total", "traps_total"))
+
+
+def load_demo(target: DemoTarget, now: datetime) -> list[str]:
+    """Ingest the sample project wave by wave (each wave one all-or-nothing batch); the new ids."""
+    ids: dict[str, str] = {}
+    for wave in ingest_waves(CAPSULES):
+        assigned = target.ingest({"items": [ingest_item(capsule, ids, now) for capsule in wave]})["ids"]
+        ids.update(zip((capsule.key for capsule in wave), assigned))
+    return list(ids.values())
+
+
+def reset_demo(db: Any) -> int:
+    """Delete every capsule under the demo prefix (and its edges); the number deleted."""
+    from ..db import run as run_statement
+
+    return db.write(lambda tx: run_statement(tx, "maintenance/delete_project_tree", project_prefix=DEMO_PREFIX))[0][
+        "deleted"
+    ]
+
+
+def pack_request() -> dict[str, Any]:
+    return {"project_prefix": DEMO_PREFIX, "terms": list(DEMO_TERMS)}
+
+
+def browser_hint(neo4j_uri: str) -> str:
+    """Where to look at the graph, without ever printing credentials from the URI."""
+    from ..neo4j_local import LocalNeo4j
+
+    for instance in ("dev", "test"):
+        local = LocalNeo4j.named(instance)
+        if local.bolt_uri == neo4j_uri:
+            return f"Neo4j Browser at {local.browser_url} (user neo4j)"
+    parts = urllib.parse.urlsplit(neo4j_uri)
+    return f"the Neo4j Browser of the server at {parts.scheme}://{parts.hostname}:{parts.port or 7687}"
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser("demo", help="load the sample 'shop' project (once) and print its cold-start pack")
+    parser.add_argument("--url", default=None,
+                        help="go through a running graphsvc HTTP service (e.g. http://127.0.0.1:8080) "
+                        "instead of talking to Neo4j directly")
+    parser.add_argument("--reset", action="store_true",
+                        help="delete the 'shop' project subtree first (only it), then load it again")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..clock import system_clock
+    from ..config import get_settings
+    from ..db import Database
+    from ..factory import build_service
+    from ..http.auth import configured_token
+
+    settings = get_settings()
+    service = build_service(settings) if args.url is None else None
+    target: DemoTarget = service or HttpTarget(args.url, configured_token(settings.graphsvc_api_token))
+    try:
+        if args.reset:
+            db = service.db if service else Database.from_settings(settings)
+            try:
+                print(f"Deleted {reset_demo(db)} capsules of project '{DEMO_PREFIX}' and its sub-projects.",
+                      file=sys.stderr)
+            finally:
+                if service is None:
+                    db.close()
+        if demo_is_loaded(target):
+            print(f"The demo project '{DEMO_PREFIX}' is already loaded; nothing written "
+                  f"(--reset reloads it).", file=sys.stderr)
+        else:
+            ids = load_demo(target, service.clock() if service else system_clock())
+            print(f"Loaded the demo project '{DEMO_PREFIX}': {len(ids)} capsules ({ids[0]}..{ids[-1]}).",
+                  file=sys.stderr)
+        pack = target.bootstrap(pack_request())
+    finally:
+        if service is not None:
+            service.db.close()
+    via = args.url or "the service object"
+    print(f"memory_bootstrap pack for project_prefix '{DEMO_PREFIX}' with terms {', '.join(DEMO_TERMS)} "
+          f"(via {via}); to see the graph, open {browser_hint(settings.neo4j_uri)} and run "
+          f"cypher/inspect/project_graph.cypher after :param project_prefix => '{DEMO_PREFIX}'")
+    print(json.dumps(pack, ensure_ascii=False, indent=2))
+    sys.stdout.flush()
+    return 0
