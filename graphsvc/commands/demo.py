@@ -80,14 +80,7 @@ class HttpTarget:
 
 def demo_is_loaded(target: DemoTarget) -> bool:
     """True when any live capsule sits under the demo prefix (one fenced list query)."""
-    try:
-        return bool(target.list({"project_prefix": DEMO_PREFIX, "limit": 1})["capsules"])
-    except ServiceAnswered as exc:
-        if exc.status not in (404, 405):
-            raise
-    # An HTTP service without the list route yet: any surfaced capsule means the demo is there.
-    pack = target.bootstrap({"project_prefix": DEMO_PREFIX})
-    return any(pack.get(total, 0) for total in ("constraints_total", "ready_total", "decisions_total", "traps_total"))
+    return bool(target.list({"project_prefix": DEMO_PREFIX, "limit": 1})["capsules"])
 
 
 def load_demo(target: DemoTarget, now: datetime) -> list[str]:
