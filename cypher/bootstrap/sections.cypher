@@ -2,7 +2,9 @@
 // One statement, one row. Python (graphsvc.bootstrap) ranks, caps and budgets these rows.
 //
 // Parameters:
-//   $project_id, $project_prefix  SPEC §2 fences; null = no fence (both given = AND)
+//   $project_id, $project_prefix  SPEC §2 fences; null = no fence (both given = AND). The extra
+//                                 `STARTS WITH coalesce(...)` is implied by them and lets the planner
+//                                 seek the (kind, project_id) index instead of scanning every capsule.
 //   $now                          the request clock (expired = valid_to <= $now)
 //   $top_ready, $top_section      how many rows each ranked section can show (next action + cap, cap)
 //   $tokens                       the request's distinct term tokens, [] without terms
@@ -15,7 +17,8 @@
 // Constraints are never capped: all of them are sent.
 CALL () {
   MATCH (c:Capsule {kind: 'constraint'})
-  WHERE ($project_id IS NULL OR c.project_id = $project_id)
+  WHERE c.project_id STARTS WITH coalesce($project_id, $project_prefix, '')  // seeks the (kind, project_id) index
+    AND ($project_id IS NULL OR c.project_id = $project_id)
     AND ($project_prefix IS NULL OR c.project_id = $project_prefix OR c.project_id STARTS WITH $project_prefix + '/')
     AND c.tier = 'active'
     AND c.tombstoned_at IS NULL
@@ -25,7 +28,8 @@ CALL () {
 }
 CALL () {
   MATCH (c:Capsule {kind: 'decision'})
-  WHERE ($project_id IS NULL OR c.project_id = $project_id)
+  WHERE c.project_id STARTS WITH coalesce($project_id, $project_prefix, '')  // seeks the (kind, project_id) index
+    AND ($project_id IS NULL OR c.project_id = $project_id)
     AND ($project_prefix IS NULL OR c.project_id = $project_prefix OR c.project_id STARTS WITH $project_prefix + '/')
     AND c.tombstoned_at IS NULL
     AND (c.valid_to IS NULL OR c.valid_to > $now)
@@ -46,7 +50,8 @@ CALL () {
 }
 CALL () {
   MATCH (c:Capsule {kind: 'failure_pattern'})
-  WHERE ($project_id IS NULL OR c.project_id = $project_id)
+  WHERE c.project_id STARTS WITH coalesce($project_id, $project_prefix, '')  // seeks the (kind, project_id) index
+    AND ($project_id IS NULL OR c.project_id = $project_id)
     AND ($project_prefix IS NULL OR c.project_id = $project_prefix OR c.project_id STARTS WITH $project_prefix + '/')
     AND c.tombstoned_at IS NULL
   // Stale and superseded traps stay: each row carries its own tier and superseded marker.
@@ -68,6 +73,7 @@ CALL () {
   // SPEC §3 ready: a fenced, live task/epic whose every blocker (fenced or not) is done, tombstoned or superseded.
   MATCH (c:Capsule)
   WHERE c.kind IN ['task', 'epic']
+    AND c.project_id STARTS WITH coalesce($project_id, $project_prefix, '')
     AND ($project_id IS NULL OR c.project_id = $project_id)
     AND ($project_prefix IS NULL OR c.project_id = $project_prefix OR c.project_id STARTS WITH $project_prefix + '/')
     AND c.status = 'open'
