@@ -30,7 +30,7 @@ from pydantic import BaseModel, Field
 from starlette.routing import Route
 
 from . import __version__
-from .errors import InvalidInput, ServiceError
+from .errors import InvalidInput, ServiceError, Unavailable
 from .models import (
     MAX_BATCH,
     BootstrapRequest,
@@ -272,7 +272,10 @@ def call_tool(service: GraphService, name: str, arguments: dict[str, Any] | None
     try:
         return tool_result(spec.call(service, arguments or {}))
     except ServiceError as exc:
-        return tool_error(exc.to_body())
+        body = exc.to_body()
+        if isinstance(exc, Unavailable):  # HTTP says this in a Retry-After header; MCP has only the body
+            body["error"]["retry_after"] = exc.retry_after
+        return tool_error(body)
     except Exception:
         log.exception("unexpected error in MCP tool %s", name)
         return tool_error({"error": {"code": "internal", "message": "unexpected server error; it was logged"}})

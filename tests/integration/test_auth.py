@@ -135,7 +135,8 @@ def test_credentials_never_appear_when_neo4j_is_down(caplog):
         Database(f"bolt://127.0.0.1:{free_port()}", "neo4j", PASSWORD, timeout=1.0)
     )
     assert statuses == [503, 503, 401, 401]
-    assert json.loads(bodies[-1])["error"]["code"] == "neo4j_unavailable"
+    mcp_error = json.loads(bodies[-1])["error"]
+    assert (mcp_error["code"], mcp_error["retry_after"]) == ("neo4j_unavailable", 2)
     assert any("neo4j" in record.name for record in caplog.records), "the outage should have been logged"
     assert_no_secret_in(bodies + [caplog.text])
 
