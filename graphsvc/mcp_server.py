@@ -14,7 +14,6 @@ streamable HTTP at `/mcp` inside the Starlette app (`McpHttpEndpoint`).
 
 from __future__ import annotations
 
-import copy
 import json
 import logging
 from dataclasses import dataclass
@@ -80,7 +79,7 @@ def _schema(model: type[BaseModel], descriptions: dict[str, str] | None = None) 
 
 def _update_schema() -> dict[str, Any]:
     """memory_update takes the capsule id next to the CapsuleUpdate fields, flat."""
-    schema = copy.deepcopy(_schema(CapsuleUpdate))
+    schema = _schema(CapsuleUpdate)
     ref = CapsuleRefArgs.model_json_schema()["properties"]["id"]
     schema["properties"] = {"id": ref, **schema["properties"]}
     schema["required"] = ["id", *schema.get("required", [])]
@@ -283,7 +282,9 @@ def call_tool(service: GraphService, name: str, arguments: dict[str, Any] | None
 
 def build_server(service: GraphService) -> Server[Any]:
     """A low-level MCP server whose handlers call `service` off the event loop."""
-    listing = types.ListToolsResult(tools=[spec.to_tool() for spec in TOOLS])
+    tools = [spec.to_tool() for spec in TOOLS]
+    listing = types.ListToolsResult(tools=tools)
+    schemas = {tool.name: tool.input_schema for tool in tools}
 
     async def list_tools(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
         return listing
@@ -294,16 +295,12 @@ def build_server(service: GraphService) -> Server[Any]:
         # The Neo4j driver is synchronous: keep the event loop free while it works.
         return await anyio.to_thread.run_sync(call_tool, service, params.name, params.arguments)
 
-    def input_schema(name: str) -> dict[str, Any] | None:
-        spec = TOOLS_BY_NAME.get(name)
-        return spec.input_schema() if spec else None
-
     return Server(
         "graphsvc",
         version=__version__,
         title="graphsvc agent memory",
         instructions=SERVER_INSTRUCTIONS,
-        get_tool_input_schema=input_schema,
+        get_tool_input_schema=schemas.get,
         on_list_tools=list_tools,
         on_call_tool=on_call_tool,
     )
