@@ -43,7 +43,8 @@ def _check_references(tx: ManagedTransaction, items: Sequence[CapsuleIn], batch:
                     )
 
 
-def _row(item: CapsuleIn, capsule_id: str, seq: int, now: datetime) -> dict[str, Any]:
+def _row(item: CapsuleIn, capsule_id: str, seq: int) -> dict[str, Any]:
+    """One node's properties; created_at/updated_at are the request's `now`, sent once per batch."""
     row: dict[str, Any] = {
         "id": capsule_id,
         "seq": seq,
@@ -52,8 +53,6 @@ def _row(item: CapsuleIn, capsule_id: str, seq: int, now: datetime) -> dict[str,
         "tier": item.tier,
         "headline": item.headline,
         "content": item.content,
-        "created_at": now,
-        "updated_at": now,
     }
     if item.status is not None:
         row["status"] = item.status
@@ -66,8 +65,8 @@ def _ingest(tx: ManagedTransaction, items: Sequence[CapsuleIn], now: datetime, b
     _check_references(tx, items, batch)
     first = run(tx, "capsules/allocate_ids", count=len(items))[0]["first"]
     ids = [f"cap-{first + offset}" for offset in range(len(items))]
-    rows = [_row(item, capsule_id, first + offset, now) for offset, (item, capsule_id) in enumerate(zip(items, ids))]
-    run(tx, "capsules/create", rows=rows)
+    rows = [_row(item, capsule_id, first + offset) for offset, (item, capsule_id) in enumerate(zip(items, ids))]
+    run(tx, "capsules/create", rows=rows, now=now)
     blocks: list[dict[str, str]] = []
     supersedes: list[dict[str, str]] = []
     for item, capsule_id in zip(items, ids):

@@ -1,0 +1,127 @@
+"""Bulk ingest throughput: N synthetic capsules in batches through the real write path.
+
+    NEO4J_URI=bolt://127.0.0.1:7690 NEO4J_PASSWORD=... .venv/bin/python -m bench.ingest --n 100000 --wipe
+
+`--via store` (default) calls GraphService.ingest (pydantic validation + one write
+transaction per batch: reference check, counter, UNWIND create); `--via http` posts
+the same batches to POST /v1/capsules through the ASGI app in-process (adds JSON
+and Starlette, no network). Prints one JSON summary; the target is >= 5,000
+capsules/s. `--wipe` empties the database first (never point it at data you keep).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import statistics
+import sys
+import time
+from datetime import datetime, timezone
+from typing import Any, Callable
+
+from graphsvc.clock import fixed_clock
+from graphsvc.config import get_settings
+from graphsvc.db import Database
+from graphsvc.service import GraphService
+
+NOW = datetime(2026, 12, 1, 12, 0, tzinfo=timezone.utc)
+KINDS = ["fact"] * 40 + ["doc"] * 20 + ["task"] * 15 + ["decision"] * 10 + ["failure_pattern"] * 5 + \
+        ["procedure"] * 5 + ["constraint"] * 2 + ["epic"] * 2 + ["capability"]
+WORDS = [f"{a}{b}" for a in ("ka", "lo", "mi", "ne", "ru", "sa", "ti", "vo") for b in ("rd", "mp", "xt", "nk", "st")]
+
+
+def batch_items(rng: random.Random, start: int, size: int) -> list[dict[str, Any]]:
+    """Deterministic capsules of 30-90 words (~250-700 bytes), spread over 30 projects."""
+    items = []
+    for n in range(start, start + size):
+        project = f"p{n % 10:02d}" + ("", "/api", "/web")[n % 3]
+        words = " ".join(rng.choice(WORDS) for _ in range(rng.randint(30, 90)))
+        items.append({"project_id": project, "kind": rng.choice(KINDS), "content": f"Capsule {n}: {words}"})
+    return items
+
+
+def wipe(db: Database) -> None:
+    from graphsvc import cypher
+
+    with db._driver.session(database=db.database) as session:
+        session.run(cypher.load("maintenance/wipe_all")).consume()
+
+
+def http_ingest(service: GraphService) -> tuple[Callable[[dict[str, Any]], Any], Callable[[], None]]:
+    from starlette.testclient import TestClient
+
+    from graphsvc.http.app import create_app
+
+    client = TestClient(create_app(service))
+    client.__enter__()
+
+    def send(body: dict[str, Any]) -> Any:
+        response = client.post("/v1/capsules", json=body)
+        if response.status_code != 201:
+            raise SystemExit(f"HTTP {response.status_code}: {response.text[:300]}")
+        return response.json()
+
+    return send, lambda: client.__exit__(None, None, None)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.ingest", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--n", type=int, default=100_000, help="capsules to ingest")
+    parser.add_argument("--batch", type=int, default=1000, help="capsules per request (max 1000)")
+    parser.add_argument("--via", choices=["store", "http"], default="store")
+    parser.add_argument("--wipe", action="store_true", help="empty the database first")
+    parser.add_argument("--seed", type=int, default=7)
+    args = parser.parse_args(argv)
+
+    settings = get_settings()
+    db = Database.from_settings(settings)
+    db.timeout = 60.0
+    service = GraphService(db, clock=fixed_clock(NOW))
+    if args.wipe:
+        wipe(db)
+    service.ensure_schema()
+    rng = random.Random(args.seed)
+    send, close = (http_ingest(service) if args.via == "http" else (service.ingest, lambda: None))
+    latencies: list[float] = []
+    first_id = last_id = None
+    began = time.perf_counter()
+    try:
+        for start in range(0, args.n, args.batch):
+            body = {"items": batch_items(rng, start, min(args.batch, args.n - start))}
+            t0 = time.perf_counter()
+            ids = send(body)["ids"]
+            latencies.append(time.perf_counter() - t0)
+            first_id = first_id or ids[0]
+            last_id = ids[-1]
+    finally:
+        close()
+    elapsed = time.perf_counter() - began
+    stored = db._driver.execute_query("MATCH (c:Capsule) RETURN count(c) AS n").records[0]["n"]
+    db.close()
+    ordered = sorted(latencies)
+    summary = {
+        "benchmark": "ingest",
+        "via": args.via,
+        "neo4j_uri": settings.neo4j_uri,
+        "capsules": args.n,
+        "batch": args.batch,
+        "batches": len(latencies),
+        "seconds": round(elapsed, 3),
+        "capsules_per_s": round(args.n / elapsed, 1),
+        "batch_ms_p50": round(statistics.median(ordered) * 1000, 1),
+        "batch_ms_p95": round(ordered[int(0.95 * (len(ordered) - 1))] * 1000, 1),
+        "batch_ms_max": round(ordered[-1] * 1000, 1),
+        "first_id": first_id,
+        "last_id": last_id,
+        "capsules_in_store": stored,
+        "target_per_s": 5000,
+        "cpu_count": os.cpu_count(),
+    }
+    print(json.dumps(summary, indent=2))
+    return 0 if summary["capsules_per_s"] >= 5000 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
