@@ -11,6 +11,7 @@
 //
 // Lean transfer: rows are listed in decay order (updated_at clamped to $now desc, then seq asc), which is
 // exactly the ranking order when coverage ties, so the first $top_* rows are all a terms-free pack can show.
+// (updated_at is truncated to microseconds like the driver's Python datetime, so both orders agree exactly.)
 // With terms, a row outside that prefix is also sent when it MIGHT cover a term token (`hit`): its lowered
 // text contains a token, or contains a non-ASCII character (Python's Unicode folding could turn it into one).
 // A row without a hit has coverage 0 for sure and is beaten by the prefix, so Python's ranking is exact.
@@ -35,7 +36,7 @@ CALL () {
     AND (c.valid_to IS NULL OR c.valid_to > $now)
     AND NOT EXISTS { MATCH (s:Capsule)-[:SUPERSEDES]->(c) WHERE s.tombstoned_at IS NULL }
   WITH c, false AS superseded
-  ORDER BY CASE WHEN c.updated_at > $now THEN $now ELSE c.updated_at END DESC, c.seq ASC
+  ORDER BY CASE WHEN c.updated_at > $now THEN $now ELSE datetime.truncate('microsecond', c.updated_at) END DESC, c.seq ASC
   WITH collect(c) AS ordered, collect(superseded) AS flags
   RETURN size(ordered) AS decisions_total,
          [i IN range(0, size(ordered) - 1)
@@ -56,7 +57,7 @@ CALL () {
     AND c.tombstoned_at IS NULL
   // Stale and superseded traps stay: each row carries its own tier and superseded marker.
   WITH c, EXISTS { MATCH (s:Capsule)-[:SUPERSEDES]->(c) WHERE s.tombstoned_at IS NULL } AS superseded
-  ORDER BY CASE WHEN c.updated_at > $now THEN $now ELSE c.updated_at END DESC, c.seq ASC
+  ORDER BY CASE WHEN c.updated_at > $now THEN $now ELSE datetime.truncate('microsecond', c.updated_at) END DESC, c.seq ASC
   WITH collect(c) AS ordered, collect(superseded) AS flags
   RETURN size(ordered) AS traps_total,
          [i IN range(0, size(ordered) - 1)
@@ -87,7 +88,7 @@ CALL () {
         AND NOT EXISTS { MATCH (s:Capsule)-[:SUPERSEDES]->(blocker) WHERE s.tombstoned_at IS NULL }
     }
   WITH c, false AS superseded
-  ORDER BY CASE WHEN c.updated_at > $now THEN $now ELSE c.updated_at END DESC, c.seq ASC
+  ORDER BY CASE WHEN c.updated_at > $now THEN $now ELSE datetime.truncate('microsecond', c.updated_at) END DESC, c.seq ASC
   WITH collect(c) AS ordered, collect(superseded) AS flags
   RETURN size(ordered) AS ready_total,
          [i IN range(0, size(ordered) - 1)
