@@ -1,6 +1,14 @@
 // Export: the next page of capsules in seq order (keyset on seq), every stored property.
+// The four instants come back as [epochSeconds, nanosecond] (exact, and far cheaper for the
+// driver than DateTime objects); any other property is returned as stored.
 MATCH (c:Capsule)
 WHERE c.seq > $after
-RETURN properties(c) AS props
-ORDER BY c.seq ASC
-LIMIT $limit
+WITH c ORDER BY c.seq ASC LIMIT $limit
+RETURN c {
+  .*,
+  created_at: CASE WHEN c.created_at IS NULL THEN null ELSE [c.created_at.epochSeconds, c.created_at.nanosecond] END,
+  updated_at: CASE WHEN c.updated_at IS NULL THEN null ELSE [c.updated_at.epochSeconds, c.updated_at.nanosecond] END,
+  valid_to: CASE WHEN c.valid_to IS NULL THEN null ELSE [c.valid_to.epochSeconds, c.valid_to.nanosecond] END,
+  tombstoned_at: CASE WHEN c.tombstoned_at IS NULL THEN null
+                      ELSE [c.tombstoned_at.epochSeconds, c.tombstoned_at.nanosecond] END
+} AS props

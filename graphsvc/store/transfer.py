@@ -7,25 +7,29 @@ Instants are UTC with nanoseconds ("2026-12-01T12:00:00.000000000Z") so nothing 
 rounded: export → import into an empty database → export is byte-identical.
 
 Import is all-or-nothing: every line is validated first (422 naming `line[n]`,
-1-based), ids that already exist are refused (409; an import never overwrites),
-then ONE write transaction creates everything with UNWIND in chunks and raises
-the id counter to the largest imported seq so new ids never collide. Capsule
-lines must come before edge lines, and edges join capsules of the same file.
+1-based) and ids that already exist are refused (409; an import never
+overwrites) before anything is written. The id counter is then raised to the
+largest imported seq (first, so a concurrent ingest can never take an imported
+id), and capsules then edges are created with UNWIND in chunks of 5000, one
+transaction per chunk: a single transaction for a large file exceeds Neo4j's
+transaction memory (db.memory.transaction.total.max). If a chunk fails, the
+chunks already written are removed again, so a failed import leaves no capsule
+behind (the raised counter stays: ids are never reused). Capsule lines must
+come before edge lines, and edges join capsules of the same file.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from typing import Any, Iterable, Iterator
 
-from neo4j import ManagedTransaction
 from pydantic import AfterValidator, Field, StrictInt, model_validator
 from typing_extensions import Annotated
 
 from ..db import Database, run
-from ..errors import Conflict, InvalidInput
+from ..errors import Conflict, InvalidInput, Unavailable
 from ..models import DAG_KINDS, CapsuleId, Content, Headline, Kind, ProjectId, Status, StrictModel, Tier
 from ..validation import parse
 
@@ -109,8 +113,27 @@ def _line(record: dict[str, Any]) -> str:
 # ---------------------------------------------------------------- export
 
 
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+
+
+def epoch_instant(seconds: int, nanosecond: int) -> str:
+    """[epochSeconds, nanosecond] from Cypher as the same exact UTC text as `exact_instant`."""
+    utc = _EPOCH + timedelta(seconds=seconds)
+    return utc.strftime("%Y-%m-%dT%H:%M:%S.") + f"{nanosecond:09d}Z"
+
+
 def _capsule_props(props: dict[str, Any]) -> dict[str, Any]:
-    return {key: exact_instant(value) if hasattr(value, "astimezone") else value for key, value in props.items()}
+    out: dict[str, Any] = {}
+    for key, value in props.items():
+        if value is None:
+            continue  # an absent instant (the query returns null for it)
+        if key in TIME_PROPERTIES and isinstance(value, list):
+            out[key] = epoch_instant(value[0], value[1])
+        elif hasattr(value, "astimezone"):
+            out[key] = exact_instant(value)
+        else:
+            out[key] = value
+    return out
 
 
 def export_lines(db: Database) -> Iterator[str]:
@@ -212,22 +235,33 @@ def _refuse_existing(db: Database, parsed: _Parsed) -> None:
                            "import into an empty database", field=f"line[{parsed.line_of[first]}].capsule.id")
 
 
-def _write(tx: ManagedTransaction, parsed: _Parsed, progress: Any) -> None:
+def _write_chunks(db: Database, parsed: _Parsed, progress: Any) -> None:
     for chunk in _chunks(parsed.capsules, IMPORT_CHUNK):
-        run(tx, "transfer/import_capsules", rows=chunk)
+        db.write(lambda tx: run(tx, "transfer/import_capsules", rows=chunk))
         if progress is not None:
             progress.update(len(chunk))
     for edge_type, statement in (("BLOCKS", "transfer/import_blocks"), ("SUPERSEDES", "transfer/import_supersedes")):
         for chunk in _chunks(parsed.edges[edge_type], IMPORT_CHUNK * 2):
-            run(tx, statement, edges=chunk)
+            db.write(lambda tx: run(tx, statement, edges=chunk))
             if progress is not None:
                 progress.update(len(chunk))
-    max_seq = max((capsule["seq"] for capsule in parsed.capsules), default=0)
-    run(tx, "transfer/raise_counter", max_seq=max_seq)
+
+
+def _undo(db: Database, parsed: _Parsed) -> None:
+    """Remove what an interrupted import wrote; its ids were all absent before it began."""
+    ids = [capsule["id"] for capsule in parsed.capsules]
+    try:
+        for chunk in _chunks(ids, IMPORT_CHUNK):
+            db.write(lambda tx: run(tx, "transfer/remove_imported", ids=chunk))
+    except Unavailable:
+        raise Unavailable(
+            f"the import was interrupted and Neo4j could not be reached to undo it: capsules {ids[0]}..{ids[-1]} "
+            "of this file may be partly stored; remove them (cypher/transfer/remove_imported) and import again"
+        ) from None
 
 
 def import_lines(db: Database, lines: Iterable[str | bytes], progress: Any = None) -> dict[str, Any]:
-    """Validate every line, refuse existing ids, then write everything in one transaction.
+    """Validate every line, refuse existing ids, then write in chunked transactions (undone on failure).
 
     `progress` is anything with `update(n)` (e.g. tqdm), advanced once per written line.
     Blank lines are ignored.
@@ -238,5 +272,12 @@ def import_lines(db: Database, lines: Iterable[str | bytes], progress: Any = Non
         if text.strip():
             _take(parsed, number, text)
     _refuse_existing(db, parsed)
-    db.write(lambda tx: _write(tx, parsed, progress))
+    max_seq = max((capsule["seq"] for capsule in parsed.capsules), default=0)
+    # First, so a concurrent ingest can never be handed an id this import is about to create.
+    db.write(lambda tx: run(tx, "transfer/raise_counter", max_seq=max_seq))
+    try:
+        _write_chunks(db, parsed, progress)
+    except BaseException:
+        _undo(db, parsed)
+        raise
     return {"capsules": len(parsed.capsules), "edges": sum(len(rows) for rows in parsed.edges.values())}

@@ -162,3 +162,27 @@ def test_capsules_must_precede_edges_and_blocks_join_tasks(svc, db):
 
 def test_blank_lines_are_ignored(svc, db):
     assert svc.import_lines([capsule_line(1), "\n", "", capsule_line(2) + "\n"]) == {"capsules": 2, "edges": 0}
+
+
+def test_an_interrupted_import_is_undone(svc, db, monkeypatch):
+    """A failure after some chunks committed (here: the progress callback raising, as Ctrl-C would)."""
+    monkeypatch.setattr(transfer, "IMPORT_CHUNK", 2)
+    lines = [capsule_line(n) for n in range(1, 6)] + [edge_line(1, 2)]
+
+    class Interrupt(Exception):
+        pass
+
+    class FailingProgress:
+        calls = 0
+
+        def update(self, n: int) -> None:
+            self.calls += 1
+            if self.calls == 2:
+                raise Interrupt
+
+    with pytest.raises(Interrupt):
+        svc.import_lines(lines, progress=FailingProgress())
+    assert count_nodes(db) == 1  # only the (raised) id counter remains
+    assert counter(db) == 5
+    assert svc.import_lines(lines) == {"capsules": 5, "edges": 1}
+    assert svc.ingest({"project_id": "nott", "kind": "fact", "content": "next"}) == {"ids": ["cap-6"]}
