@@ -51,6 +51,19 @@ def test_a_1000_item_batch_with_one_bad_item_writes_nothing(svc, db):
     assert counter_value(db) == 1
 
 
+def test_a_1000_item_batch_with_one_unknown_reference_writes_nothing(svc, db):
+    """The bad item is only detectable in Neo4j (the reference check runs inside the write transaction)."""
+    svc.ingest(task("existing"))
+    items = [task(f"item {i}", blocked_by=["cap-1"]) for i in range(1000)]
+    items[999] = task("dangling", supersedes=["cap-5000"])
+    with pytest.raises(InvalidInput) as caught:
+        svc.ingest({"items": items})
+    assert caught.value.field == "items[999].supersedes[0]"
+    assert count(db, "MATCH (c:Capsule) RETURN count(c)") == 1
+    assert count(db, "MATCH ()-[r]->() RETURN count(r)") == 0
+    assert counter_value(db) == 1
+
+
 def test_a_batch_of_1001_items_is_refused(svc, db):
     with pytest.raises(InvalidInput) as caught:
         svc.ingest({"items": [task()] * 1001})
