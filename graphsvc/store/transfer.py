@@ -69,7 +69,7 @@ class ExportedCapsule(StrictModel):
     """One capsule line: the stored properties, with the same rules as ingest."""
 
     id: CapsuleId
-    seq: Annotated[StrictInt, Field(ge=1)]
+    seq: Annotated[StrictInt, Field(ge=1, le=2**53)]  # well inside Neo4j's 64-bit integers
     project_id: ProjectId
     kind: Kind
     tier: Tier
