@@ -42,8 +42,13 @@ def neo4j() -> Iterator[LocalNeo4j]:
     try:
         yield local
     finally:
+        pid_file = local.home / "run" / "neo4j.pid"
+        if pid_file.exists():  # in case a test left it frozen
+            try:
+                os.kill(int(pid_file.read_text().strip()), signal.SIGCONT)
+            except (ProcessLookupError, ValueError):
+                pass
         if local.is_running():
-            os.kill(neo4j_pid(local), signal.SIGCONT)  # in case a test left it frozen
             local.stop()
 
 
