@@ -4,7 +4,11 @@
 //   :param project_prefix => 'shop'
 // The prefix covers the project and its sub-projects ('shop' covers 'shop' and 'shop/web',
 // never 'shopx'). `:param project_prefix => null` shows the whole store.
-// Captions: apply cypher/inspect/browser-style.grass with `:style` to caption nodes by headline.
+// Captions: Browser's default caption would be an arbitrary property. Type `:style ` in the
+// editor, paste the contents of cypher/inspect/browser-style.grass after it and run: Capsule
+// nodes are then captioned by `headline`, BLOCKS edges drawn red, SUPERSEDES grey (`:style reset`
+// undoes it). Grass selects by label and relationship type only, so it cannot colour by `kind`;
+// click a node to see its kind, status and dates.
 // Tombstoned capsules are shown too (their `tombstoned_at` property says so): this is the
 // operator's view of what is stored, not a pack.
 MATCH (c:Capsule)
