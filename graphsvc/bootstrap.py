@@ -1,33 +1,33 @@
 """memory_bootstrap read side: fenced candidate sets and the cycle check from Neo4j (SPEC §2–§4).
 
-Neo4j computes the SETS, Python ranks and budgets them (graphsvc.pack). One pack is
-ONE read transaction (a consistent snapshot) running two statements:
+Neo4j computes the SETS, Python ranks and budgets them (graphsvc.pack). One pack is ONE
+statement, `cypher/bootstrap/sections.cypher`, in one read transaction (one round trip, one
+consistent snapshot). It returns:
 
-* `cypher/bootstrap/sections.cypher` returns the four candidate sets with exact totals.
-  Constraints (kind constraint, tier active, not expired/superseded/tombstoned) come back
-  complete: they are never capped. Decisions, traps and ready nodes come back in decay order
-  (updated_at clamped to the request clock, desc; then seq asc), and only the rows a pack
-  could show are sent: the first 11 ready (next action + 10) and the first 10 decisions/traps.
-  That prefix is exactly the ranking order when no term matches, so a terms-free pack is exact.
-  With terms, a row past the prefix is also sent when it MIGHT cover a term token: its lowered
-  text contains a token or a non-ASCII character (Python's Unicode folding may turn "Café" into
-  "cafe", Cypher's toLower cannot). Any other row has coverage 0, so the prefix beats it and
-  `pack.assemble_pack` ranks the superset exactly as it would rank the full set.
+* The four candidate sets with exact totals. Constraints (kind constraint, tier active, not
+  expired/superseded/tombstoned) come back complete: they are never capped. Decisions, traps
+  and ready nodes come back in decay order (updated_at clamped to the request clock, desc;
+  then seq asc), and only the rows a pack could show are sent: the first 11 ready (next action
+  + 10) and the first 10 decisions/traps. That prefix is exactly the ranking order when no term
+  matches, so a terms-free pack is exact. With terms, a row past the prefix is also sent when it
+  MIGHT cover a term token: its lowered text contains a token or a non-ASCII character
+  (Python's Unicode folding turns "CAFÉ" into "cafe", Cypher's toLower cannot). Any other row
+  covers nothing, so the prefix beats it and `pack.assemble_pack` ranks the superset exactly as
+  it would rank the full set. Rows are only as large as the ranking needs.
 
-* `cypher/bootstrap/live_edges.cypher` + `graphsvc.cycles` fail closed on a live blocks-cycle
-  (SPEC §3). The live subgraph is the fenced task/epic nodes that are open, not tombstoned and
-  not superseded. Numeric ids cannot increase all the way round a cycle, so every cycle has a
-  BACK edge a->b with a.seq > b.seq; when the fence has none (edges created old -> new, the
-  common case) Neo4j answers "no cycle" without sending a single edge. Otherwise it sends the
-  live edges as two int lists and Python finds the canonical cycle in linear time (Kahn's
-  peeling, then Tarjan + one BFS on what survives; see graphsvc.cycles). No path is ever
-  enumerated, so a layered DAG with 2^49 paths costs what its edges cost.
-  Why not a per-back-edge shortest-path search in Cypher (`SHORTEST 1` from b to a for each
-  back edge a->b)? Measured on a 10,000-task DAG whose topological order is a random
-  permutation of its ids (about 5,000 back edges): 2.8 s per pack, because every back edge
-  costs a BFS, O(B * (V + E)). Sending ~10,000 int pairs and peeling them in Python: ~10 ms.
+* The fail-closed cycle check (SPEC §3). The live subgraph is the fenced task/epic nodes that
+  are open, not tombstoned and not superseded. The ready set and the live edges come from the
+  SAME pass over the live nodes and their blockers. Numeric ids cannot increase all the way
+  round a cycle, so every cycle has a BACK edge a->b with a.seq > b.seq; when the fence has
+  none (edges created old -> new, the common case) no edge is sent at all. Otherwise the live
+  edges travel as int adjacency lists and `graphsvc.cycles` finds the canonical cycle in linear
+  time (Kahn's peeling, then Tarjan + one BFS on what survives). No path is ever enumerated,
+  so a layered DAG with 100 * 2^99 paths costs what its edges cost.
+  Why not a shortest-path search in Cypher per back edge (`SHORTEST 1` from b to a for each
+  back edge a->b, the first design)? Measured on a 10,000-task DAG whose topological order is a
+  random permutation of its ids (~5,000 back edges): 2.8 s per pack, since every back edge
+  costs a BFS, O(B * (V + E)); peeling ~10,000 int pairs in Python takes ~10 ms.
 
-Round trips: one `Database.read` (one transaction, two statements) per pack.
 Capsule ids are `cap-<seq>` (SPEC §1), so the cycle travels as seq ints and is named from them.
 """
 
@@ -35,8 +35,6 @@ from __future__ import annotations
 
 from datetime import datetime
 from typing import Any, Iterable, Mapping
-
-from neo4j import ManagedTransaction
 
 from .candidates import Candidate
 from .cycles import find_cycle
@@ -79,34 +77,37 @@ def _candidate(row: Mapping[str, Any]) -> Candidate:
     )
 
 
-def live_cycle(edges: Mapping[str, Any]) -> list[str] | None:
-    """The canonical live cycle as capsule ids (smallest first, BLOCKS direction), or None."""
-    if not edges["back_edges"]:
+def live_cycle(back_edges: int, live_blocked_by: list[list[Any]]) -> list[str] | None:
+    """The canonical live cycle as capsule ids (smallest first, BLOCKS direction), or None.
+
+    `live_blocked_by` holds [target seq, [live source seqs]] for every live node with a live
+    blocker; it is only sent when the live subgraph has a back edge.
+    """
+    if not back_edges:
         return None
-    cycle = find_cycle(edges["sources"], edges["targets"])
+    sources: list[int] = []
+    targets: list[int] = []
+    for target, blockers in live_blocked_by:
+        sources.extend(blockers)
+        targets.extend([target] * len(blockers))
+    cycle = find_cycle(sources, targets)
     return None if cycle is None else [f"cap-{seq}" for seq in cycle]
 
 
 def read_inputs(db: Database, request: BootstrapRequest, now: datetime) -> PackInputs:
-    """The pack's candidate sets and cycle, read in one transaction."""
-    fence = {"project_id": request.project_id, "project_prefix": request.project_prefix}
+    """The pack's candidate sets and cycle, read in one statement."""
     tokens = term_tokens(request.terms or ())
 
-    def work(tx: ManagedTransaction) -> tuple[Any, list[str] | None]:
-        sections = run(
-            tx, "bootstrap/sections", now=now, tokens=tokens,
-            top_ready=TOP_READY, top_section=SECTION_CAP, **fence,
-        )[0]
-        edges = run(tx, "bootstrap/live_edges", **fence)[0]
-        return sections, live_cycle(edges)
-
-    sections, cycle = db.read(work)
+    sections = db.read(lambda tx: run(
+        tx, "bootstrap/sections", now=now, tokens=tokens, top_ready=TOP_READY, top_section=SECTION_CAP,
+        project_id=request.project_id, project_prefix=request.project_prefix,
+    ))[0]
     return PackInputs(
         constraints=[_candidate(r) for r in sections["constraints"]],
         constraints_total=sections["constraints_total"],
         ready=[_candidate(r) for r in sections["ready"]],
         ready_total=sections["ready_total"],
-        cycle=cycle,
+        cycle=live_cycle(sections["back_edges"], sections["live_blocked_by"]),
         decisions=[_candidate(r) for r in sections["decisions"]],
         decisions_total=sections["decisions_total"],
         traps=[_candidate(r) for r in sections["traps"]],

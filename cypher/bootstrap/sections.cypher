@@ -1,5 +1,5 @@
-// memory_bootstrap read side (SPEC §3, §4): the four candidate sets of one pack, with EXACT totals.
-// One statement, one row. Python (graphsvc.bootstrap) ranks, caps and budgets these rows.
+// memory_bootstrap read side (SPEC §2-§4): everything one pack needs, in ONE statement and one row.
+// Python (graphsvc.bootstrap, graphsvc.cycles, graphsvc.pack) finds the cycle, ranks, caps and budgets.
 //
 // Parameters:
 //   $project_id, $project_prefix  SPEC §2 fences; null = no fence (both given = AND). The extra
@@ -9,16 +9,16 @@
 //   $top_ready, $top_section      how many rows each ranked section can show (next action + cap, cap)
 //   $tokens                       the request's distinct term tokens, [] without terms
 //
-// Lean transfer: rows are listed in decay order (updated_at clamped to $now desc, then seq asc), which is
-// exactly the ranking order when coverage ties, so the first $top_* rows are all a terms-free pack can show.
-// (updated_at is truncated to microseconds like the driver's Python datetime, so both orders agree exactly.)
-// With terms, a row outside that prefix is also sent when it MIGHT cover a term token (`hit`): its lowered
-// text contains a token, or contains a non-ASCII character (Python's Unicode folding could turn it into one).
-// A row without a hit has coverage 0 for sure and is beaten by the prefix, so Python's ranking is exact.
-// Constraints are never capped: all of them are sent.
+// Lean transfer: candidates are listed in decay order (updated_at clamped to $now, desc; then seq asc;
+// updated_at truncated to microseconds like the driver's Python datetime), which is exactly the ranking
+// order when coverage ties, so the first $top_* rows are all a terms-free pack can show. With terms, a
+// row past that prefix is also sent when it MIGHT cover a term token: its lowered text contains a token,
+// or contains a non-ASCII character (Python's Unicode folding could turn it into one). Any other row
+// covers nothing, so the prefix beats it and Python's ranking of what is sent is exact.
+// Constraints are never capped: all of them are sent. Totals are always exact.
 CALL () {
   MATCH (c:Capsule {kind: 'constraint'})
-  WHERE c.project_id STARTS WITH coalesce($project_id, $project_prefix, '')  // seeks the (kind, project_id) index
+  WHERE c.project_id STARTS WITH coalesce($project_id, $project_prefix, '')
     AND ($project_id IS NULL OR c.project_id = $project_id)
     AND ($project_prefix IS NULL OR c.project_id = $project_prefix OR c.project_id STARTS WITH $project_prefix + '/')
     AND c.tier = 'active'
@@ -29,77 +29,91 @@ CALL () {
 }
 CALL () {
   MATCH (c:Capsule {kind: 'decision'})
-  WHERE c.project_id STARTS WITH coalesce($project_id, $project_prefix, '')  // seeks the (kind, project_id) index
+  WHERE c.project_id STARTS WITH coalesce($project_id, $project_prefix, '')
     AND ($project_id IS NULL OR c.project_id = $project_id)
     AND ($project_prefix IS NULL OR c.project_id = $project_prefix OR c.project_id STARTS WITH $project_prefix + '/')
     AND c.tombstoned_at IS NULL
     AND (c.valid_to IS NULL OR c.valid_to > $now)
     AND NOT EXISTS { MATCH (s:Capsule)-[:SUPERSEDES]->(c) WHERE s.tombstoned_at IS NULL }
-  WITH c, false AS superseded
+  WITH c
   ORDER BY CASE WHEN c.updated_at > $now THEN $now ELSE datetime.truncate('microsecond', c.updated_at) END DESC, c.seq ASC
-  WITH collect(c) AS ordered, collect(superseded) AS flags
+  WITH collect(c) AS ordered
   RETURN size(ordered) AS decisions_total,
-         [i IN range(0, size(ordered) - 1)
-          WHERE i < $top_section
-             OR (size($tokens) > 0 AND (
-                   toLower(ordered[i].headline + ' ' + ordered[i].content) =~ '(?s).*[^\\x00-\\x7F].*'
-                   OR any(t IN $tokens WHERE toLower(ordered[i].headline + ' ' + ordered[i].content) CONTAINS t)))
-          | {id: ordered[i].id, project_id: ordered[i].project_id, headline: ordered[i].headline,
-             content: ordered[i].content, updated_at: ordered[i].updated_at, tier: ordered[i].tier,
-             superseded: flags[i]}]
-         AS decisions
+         [n IN [i IN range(0, size(ordered) - 1)
+                WHERE i < $top_section
+                   OR (size($tokens) > 0 AND (
+                         toLower(ordered[i].headline + ' ' + ordered[i].content) =~ '(?s).*[^\\x00-\\x7F].*'
+                         OR any(token IN $tokens WHERE toLower(ordered[i].headline + ' ' + ordered[i].content) CONTAINS token)))
+                | ordered[i]]
+          | n {.id, .project_id, .headline, .content, .updated_at, .tier, superseded: false}] AS decisions
 }
 CALL () {
   MATCH (c:Capsule {kind: 'failure_pattern'})
-  WHERE c.project_id STARTS WITH coalesce($project_id, $project_prefix, '')  // seeks the (kind, project_id) index
+  WHERE c.project_id STARTS WITH coalesce($project_id, $project_prefix, '')
     AND ($project_id IS NULL OR c.project_id = $project_id)
     AND ($project_prefix IS NULL OR c.project_id = $project_prefix OR c.project_id STARTS WITH $project_prefix + '/')
     AND c.tombstoned_at IS NULL
   // Stale and superseded traps stay: each row carries its own tier and superseded marker.
-  WITH c, EXISTS { MATCH (s:Capsule)-[:SUPERSEDES]->(c) WHERE s.tombstoned_at IS NULL } AS superseded
+  WITH c
   ORDER BY CASE WHEN c.updated_at > $now THEN $now ELSE datetime.truncate('microsecond', c.updated_at) END DESC, c.seq ASC
-  WITH collect(c) AS ordered, collect(superseded) AS flags
+  WITH collect(c) AS ordered
   RETURN size(ordered) AS traps_total,
-         [i IN range(0, size(ordered) - 1)
-          WHERE i < $top_section
-             OR (size($tokens) > 0 AND (
-                   toLower(ordered[i].headline + ' ' + ordered[i].content) =~ '(?s).*[^\\x00-\\x7F].*'
-                   OR any(t IN $tokens WHERE toLower(ordered[i].headline + ' ' + ordered[i].content) CONTAINS t)))
-          | {id: ordered[i].id, project_id: ordered[i].project_id, headline: ordered[i].headline,
-             content: ordered[i].content, updated_at: ordered[i].updated_at, tier: ordered[i].tier,
-             superseded: flags[i]}]
-         AS traps
+         [n IN [i IN range(0, size(ordered) - 1)
+                WHERE i < $top_section
+                   OR (size($tokens) > 0 AND (
+                         toLower(ordered[i].headline + ' ' + ordered[i].content) =~ '(?s).*[^\\x00-\\x7F].*'
+                         OR any(token IN $tokens WHERE toLower(ordered[i].headline + ' ' + ordered[i].content) CONTAINS token)))
+                | ordered[i]]
+          | n {.id, .project_id, .headline, .content, .updated_at, .tier,
+               superseded: EXISTS { MATCH (s:Capsule)-[:SUPERSEDES]->(n) WHERE s.tombstoned_at IS NULL }}] AS traps
 }
 CALL () {
-  // SPEC §3 ready: a fenced, live task/epic whose every blocker (fenced or not) is done, tombstoned or superseded.
-  MATCH (c:Capsule)
-  WHERE c.kind IN ['task', 'epic']
-    AND c.project_id STARTS WITH coalesce($project_id, $project_prefix, '')
-    AND ($project_id IS NULL OR c.project_id = $project_id)
-    AND ($project_prefix IS NULL OR c.project_id = $project_prefix OR c.project_id STARTS WITH $project_prefix + '/')
-    AND c.status = 'open'
-    AND c.tombstoned_at IS NULL
-    AND (c.valid_to IS NULL OR c.valid_to > $now)
-    AND NOT EXISTS { MATCH (s:Capsule)-[:SUPERSEDES]->(c) WHERE s.tombstoned_at IS NULL }
-    AND NOT EXISTS {
-      MATCH (blocker:Capsule)-[:BLOCKS]->(c)
-      WHERE blocker.tombstoned_at IS NULL
-        AND coalesce(blocker.status, 'open') <> 'done'
-        AND NOT EXISTS { MATCH (s:Capsule)-[:SUPERSEDES]->(blocker) WHERE s.tombstoned_at IS NULL }
-    }
-  WITH c, false AS superseded
-  ORDER BY CASE WHEN c.updated_at > $now THEN $now ELSE datetime.truncate('microsecond', c.updated_at) END DESC, c.seq ASC
-  WITH collect(c) AS ordered, collect(superseded) AS flags
+  // The blocks-DAG in ONE pass over its live nodes: fenced task/epic, open, not tombstoned, not superseded.
+  MATCH (t:Capsule)
+  WHERE t.kind IN ['task', 'epic']
+    AND t.project_id STARTS WITH coalesce($project_id, $project_prefix, '')
+    AND ($project_id IS NULL OR t.project_id = $project_id)
+    AND ($project_prefix IS NULL OR t.project_id = $project_prefix OR t.project_id STARTS WITH $project_prefix + '/')
+    AND t.status = 'open'
+    AND t.tombstoned_at IS NULL
+    AND NOT EXISTS { MATCH (s:Capsule)-[:SUPERSEDES]->(t) WHERE s.tombstoned_at IS NULL }
+  // Its blockers that still block (fenced or not): not done, not tombstoned, not superseded. A blocker is
+  // given by its seq when it is itself a live fenced node (a live edge, for the cycle check), else by 0.
+  WITH t, COLLECT {
+    MATCH (x:Capsule)-[:BLOCKS]->(t)
+    WHERE x.tombstoned_at IS NULL
+      AND coalesce(x.status, 'open') <> 'done'
+      AND NOT EXISTS { MATCH (s:Capsule)-[:SUPERSEDES]->(x) WHERE s.tombstoned_at IS NULL }
+    RETURN CASE
+      WHEN x.kind IN ['task', 'epic']
+       AND ($project_id IS NULL OR x.project_id = $project_id)
+       AND ($project_prefix IS NULL OR x.project_id = $project_prefix OR x.project_id STARTS WITH $project_prefix + '/')
+      THEN x.seq ELSE 0 END AS blocker
+  } AS blockers
+  // SPEC §3 ready: live, not expired, and nothing blocks it any more.
+  WITH t, blockers, [b IN blockers WHERE b > 0] AS live_sources
+  WITH collect(CASE WHEN size(blockers) = 0 AND (t.valid_to IS NULL OR t.valid_to > $now) THEN t END) AS ready_nodes,
+       collect(CASE WHEN size(live_sources) > 0 THEN [t.seq, live_sources] END) AS live_blocked_by,
+       sum(size([b IN live_sources WHERE b > t.seq])) AS back_edges
+  CALL (ready_nodes) {
+    UNWIND ready_nodes AS r
+    WITH r
+    ORDER BY CASE WHEN r.updated_at > $now THEN $now ELSE datetime.truncate('microsecond', r.updated_at) END DESC, r.seq ASC
+    RETURN collect(r) AS ordered
+  }
   RETURN size(ordered) AS ready_total,
-         [i IN range(0, size(ordered) - 1)
-          WHERE i < $top_ready
-             OR (size($tokens) > 0 AND (
-                   toLower(ordered[i].headline + ' ' + ordered[i].content) =~ '(?s).*[^\\x00-\\x7F].*'
-                   OR any(t IN $tokens WHERE toLower(ordered[i].headline + ' ' + ordered[i].content) CONTAINS t)))
-          | {id: ordered[i].id, project_id: ordered[i].project_id, headline: ordered[i].headline,
-             content: ordered[i].content, updated_at: ordered[i].updated_at, tier: ordered[i].tier,
-             superseded: flags[i]}]
-         AS ready
+         [n IN [i IN range(0, size(ordered) - 1)
+                WHERE i < $top_ready
+                   OR (size($tokens) > 0 AND (
+                         toLower(ordered[i].headline + ' ' + ordered[i].content) =~ '(?s).*[^\\x00-\\x7F].*'
+                         OR any(token IN $tokens WHERE toLower(ordered[i].headline + ' ' + ordered[i].content) CONTAINS token)))
+                | ordered[i]]
+          | n {.id, .project_id, .headline, .content, .updated_at, .tier, superseded: false}] AS ready,
+         // A cycle needs a back edge a->b with a.seq > b.seq (ids cannot increase all the way round), so
+         // without one (edges created old -> new, the common case) no edge is sent at all.
+         back_edges,
+         CASE WHEN back_edges > 0 THEN live_blocked_by ELSE [] END AS live_blocked_by
 }
 RETURN constraints, size(constraints) AS constraints_total,
-       ready, ready_total, decisions, decisions_total, traps, traps_total
+       ready, ready_total, back_edges, live_blocked_by,
+       decisions, decisions_total, traps, traps_total

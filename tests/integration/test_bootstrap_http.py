@@ -88,7 +88,7 @@ def test_a_pack_is_at_most_4_round_trips(neo4j_target, db):
             assert body.get("token_budget") == 0 or pack["ready"]["state"] == "cycle"
             assert counting.round_trips <= 4
             assert counting.statements <= 4
-            assert (counting.round_trips, counting.statements) == (1, 2)  # one read transaction, two statements
+            assert (counting.round_trips, counting.statements) == (1, 1)  # one read transaction, one statement
     finally:
         counting.close()
 
