@@ -1,0 +1,40 @@
+"""The pack statement's plan: index seeks for every section, no path enumeration anywhere.
+
+EXPLAIN on the real Neo4j, so a planner regression (a label scan over the whole store, a
+var-length expand) fails here instead of showing up as latency in production.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterator
+
+from graphsvc import cypher
+
+from .bootstrap_support import NOW, Store
+
+PATH_OPERATORS = ("VarLengthExpand", "ShortestPath", "StatefulShortestPath", "BFSPruningVarExpand", "Repeat", "Trail")
+
+
+def operators(plan: dict[str, Any]) -> Iterator[str]:
+    yield plan["operatorType"].split("@")[0]
+    for child in plan.get("children", []):
+        yield from operators(child)
+
+
+def explain(db, **fence: Any) -> list[str]:
+    params = {"now": NOW, "tokens": ["parser"], "top_ready": 11, "top_section": 10,
+              "project_id": None, "project_prefix": None, **fence}
+    summary = db._driver.execute_query("EXPLAIN " + cypher.load("bootstrap/sections"), params).summary
+    return list(operators(summary.plan))
+
+
+def test_every_section_seeks_the_kind_project_index_and_no_path_is_enumerated(db):
+    s = Store(db)
+    for n in range(30):
+        s.put(["constraint", "decision", "failure_pattern", "task", "fact"][n % 5], f"capsule {n}",
+              project_id=["nott", "nott/x", "other"][n % 3])
+    for fence in ({}, {"project_prefix": "nott"}, {"project_id": "nott/x"}):
+        ops = explain(db, **fence)
+        assert ops.count("NodeIndexSeek") == 4, ops  # constraints, decisions, traps, the blocks-DAG
+        assert not {"NodeByLabelScan", "AllNodesScan"} & set(ops), ops
+        assert not [op for op in ops if op.startswith(PATH_OPERATORS)], ops
