@@ -1,0 +1,203 @@
+"""memory_bootstrap latency over HTTP at 1k, 10k and 100k capsules (p50 / p95).
+
+    python -m bench.bootstrap_latency [--sizes 1000 10000 100000] [--requests 200]
+
+Needs a Neo4j it may WIPE (NEO4J_URI / NEO4J_USER / NEO4J_PASSWORD; never point it at data
+you keep). For each size it loads the synthetic store of `bench.dataset` (bench-only UNWIND
+loader, batches of 1000), serves the real app with uvicorn on 127.0.0.1 in a thread, and
+times sequential POST /v1/memory_bootstrap calls from an httpx client (keep-alive), after a
+warm-up, for each scenario below. The clock is pinned to the dataset's instant.
+
+Scenarios (the 100k store holds a 10k-task blocks DAG in p00/dag whose edges point both
+ways in id order, and a 20 x 50 layered DAG with 20 * 2^49 paths in p01/layers):
+  project          project_prefix p05: a typical project (~5% of the store), no terms
+  project+terms    the same with 3 terms
+  dag              project_prefix p00: the project holding the 10k-task DAG
+  dag+terms        the same with 3 terms
+  layered          project_prefix p01: the project holding the many-path layered DAG
+  store            no fence: the whole store
+  store+terms      the whole store with 3 terms
+
+Writes bench/results/bootstrap_latency.json and bench/bootstrap_latency.png (matplotlib,
+the optional `bench` extra).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import socket
+import statistics
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import uvicorn
+
+from graphsvc.clock import fixed_clock
+from graphsvc.db import Database
+from graphsvc.http.app import create_app
+from graphsvc.service import GraphService
+
+from . import dataset
+
+HERE = Path(__file__).resolve().parent
+RESULTS = HERE / "results" / "bootstrap_latency.json"
+PLOT = HERE / "bootstrap_latency.png"
+TARGET_P50_MS, TARGET_P95_MS = 15.0, 40.0
+TERMS = ["<word 17>", "<word 911>", "<word 1703>"]  # replaced by those words of the dataset's vocabulary
+
+SCENARIOS: dict[str, dict[str, Any]] = {
+    "project": {"project_prefix": "p05"},
+    "project+terms": {"project_prefix": "p05", "terms": TERMS},
+    "dag": {"project_prefix": "p00"},
+    "dag+terms": {"project_prefix": "p00", "terms": TERMS},
+    "layered": {"project_prefix": "p01"},
+    "store": {},
+    "store+terms": {"terms": TERMS},
+}
+
+
+def wipe(db: Database) -> None:
+    from graphsvc import cypher
+
+    with db._driver.session(database=db.database) as session:
+        session.run(cypher.load("maintenance/wipe_all")).consume()
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class Server:
+    """The real app under uvicorn in a background thread."""
+
+    def __init__(self, service: GraphService):
+        self.port = free_port()
+        config = uvicorn.Config(create_app(service), host="127.0.0.1", port=self.port, log_level="warning")
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+
+    def __enter__(self) -> str:
+        self.thread.start()
+        while not self.server.started:
+            time.sleep(0.05)
+        return f"http://127.0.0.1:{self.port}"
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=10)
+
+
+def percentile(samples: list[float], fraction: float) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, int(round(fraction * (len(ordered) - 1))))]
+
+
+def time_scenario(client: httpx.Client, body: dict[str, Any], requests: int, warmup: int,
+                  max_seconds: float) -> dict[str, Any]:
+    """`requests` timed calls after `warmup`, or fewer (at least 50) if they take over `max_seconds`."""
+    first = client.post("/v1/memory_bootstrap", json=body)
+    first.raise_for_status()
+    for _ in range(warmup):
+        client.post("/v1/memory_bootstrap", json=body)
+    samples: list[float] = []
+    deadline = time.perf_counter() + max_seconds
+    while len(samples) < requests and (len(samples) < 50 or time.perf_counter() < deadline):
+        began = time.perf_counter()
+        response = client.post("/v1/memory_bootstrap", json=body)
+        samples.append((time.perf_counter() - began) * 1000)
+        assert response.status_code == 200 and response.content == first.content, "pack changed between calls"
+    pack = first.json()
+    return {
+        "request": body,
+        "p50_ms": round(statistics.median(samples), 2),
+        "p95_ms": round(percentile(samples, 0.95), 2),
+        "mean_ms": round(statistics.fmean(samples), 2),
+        "max_ms": round(max(samples), 2),
+        "requests": len(samples),
+        "ready_state": pack["ready"]["state"],
+        "totals": {k: pack[k] for k in ("constraints_total", "ready_total", "decisions_total", "traps_total")},
+        "body_bytes": len(first.content),
+    }
+
+
+def run_size(db: Database, size: int, requests: int, warmup: int, max_seconds: float) -> dict[str, Any]:
+    wipe(db)
+    began = time.perf_counter()
+    data = dataset.build(size)
+    dataset.load(db, data)
+    load_seconds = time.perf_counter() - began
+    service = GraphService(db, clock=fixed_clock(dataset.NOW))
+    result: dict[str, Any] = {"capsules": len(data.capsules), "blocks_edges": len(data.blocks),
+                              "load_seconds": round(load_seconds, 1), "scenarios": {}}
+    terms = [data.words[17], data.words[911], data.words[1703]]
+    with Server(service) as url, httpx.Client(base_url=url, timeout=60) as client:
+        for name, body in SCENARIOS.items():
+            body = {**body, "terms": terms} if "terms" in body else body
+            result["scenarios"][name] = stats = time_scenario(client, body, requests, warmup, max_seconds)
+            print(f"{size:>7} {name:<14} p50 {stats['p50_ms']:7.2f} ms  p95 {stats['p95_ms']:7.2f} ms  "
+                  f"({stats['ready_state']}, {stats['body_bytes']} B)", flush=True)
+    return result
+
+
+def plot(results: dict[str, Any]) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    sizes = [entry["capsules"] for entry in results["runs"]]
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.5), sharey=True)
+    for axis, key, target in ((axes[0], "p50_ms", TARGET_P50_MS), (axes[1], "p95_ms", TARGET_P95_MS)):
+        for name in SCENARIOS:
+            axis.plot(sizes, [entry["scenarios"][name][key] for entry in results["runs"]], marker="o", label=name)
+        axis.axhline(target, color="grey", linestyle="--", linewidth=1, label=f"target {target:g} ms")
+        axis.set_xscale("log")
+        axis.set_yscale("log")
+        axis.set_xlabel("capsules in the store")
+        axis.set_title(f"POST /v1/memory_bootstrap {key[:3]}")
+        axis.grid(True, which="both", alpha=0.3)
+    axes[0].set_ylabel("latency (ms)")
+    axes[1].legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(PLOT, dpi=110)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10_000, 100_000])
+    parser.add_argument("--requests", type=int, default=200)
+    parser.add_argument("--warmup", type=int, default=30)
+    parser.add_argument("--max-seconds", type=float, default=45.0, help="per scenario (at least 50 requests)")
+    parser.add_argument("--no-plot", action="store_true")
+    args = parser.parse_args()
+    db = Database(os.environ.get("NEO4J_URI", "bolt://127.0.0.1:7687"), os.environ.get("NEO4J_USER", "neo4j"),
+                  os.environ.get("NEO4J_PASSWORD", "graphsvc-local-password"), timeout=60.0)
+    try:
+        db.apply_schema()
+        runs = [run_size(db, size, args.requests, args.warmup, args.max_seconds) for size in args.sizes]
+    finally:
+        db.close()
+    results = {
+        "benchmark": "memory_bootstrap latency over HTTP (sequential, keep-alive, 127.0.0.1)",
+        "targets_at_100k": {"p50_ms": TARGET_P50_MS, "p95_ms": TARGET_P95_MS},
+        "machine": {"python": platform.python_version(), "cpus": os.cpu_count(), "platform": platform.platform()},
+        "runs": runs,
+    }
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    print(f"wrote {RESULTS}")
+    if not args.no_plot:
+        plot(results)
+        print(f"wrote {PLOT}")
+
+
+if __name__ == "__main__":
+    main()
