@@ -41,9 +41,8 @@ CALL () {
   RETURN size(ordered) AS decisions_total,
          [n IN [i IN range(0, size(ordered) - 1)
                 WHERE i < $top_section
-                   OR (size($tokens) > 0 AND (
-                         toLower(ordered[i].headline + ' ' + ordered[i].content) =~ '(?s).*[^\\x00-\\x7F].*'
-                         OR any(token IN $tokens WHERE toLower(ordered[i].headline + ' ' + ordered[i].content) CONTAINS token)))
+                   OR (size($tokens) > 0 AND any(text IN [toLower(ordered[i].headline + ' ' + ordered[i].content)]
+                         WHERE NOT (text =~ '[\\x00-\\x7F]*') OR any(token IN $tokens WHERE text CONTAINS token)))
                 | ordered[i]]
           | n {.id, .project_id, .headline, .content, .updated_at, .tier, superseded: false}] AS decisions
 }
@@ -60,9 +59,8 @@ CALL () {
   RETURN size(ordered) AS traps_total,
          [n IN [i IN range(0, size(ordered) - 1)
                 WHERE i < $top_section
-                   OR (size($tokens) > 0 AND (
-                         toLower(ordered[i].headline + ' ' + ordered[i].content) =~ '(?s).*[^\\x00-\\x7F].*'
-                         OR any(token IN $tokens WHERE toLower(ordered[i].headline + ' ' + ordered[i].content) CONTAINS token)))
+                   OR (size($tokens) > 0 AND any(text IN [toLower(ordered[i].headline + ' ' + ordered[i].content)]
+                         WHERE NOT (text =~ '[\\x00-\\x7F]*') OR any(token IN $tokens WHERE text CONTAINS token)))
                 | ordered[i]]
           | n {.id, .project_id, .headline, .content, .updated_at, .tier,
                superseded: EXISTS { MATCH (s:Capsule)-[:SUPERSEDES]->(n) WHERE s.tombstoned_at IS NULL }}] AS traps
@@ -104,9 +102,8 @@ CALL () {
   RETURN size(ordered) AS ready_total,
          [n IN [i IN range(0, size(ordered) - 1)
                 WHERE i < $top_ready
-                   OR (size($tokens) > 0 AND (
-                         toLower(ordered[i].headline + ' ' + ordered[i].content) =~ '(?s).*[^\\x00-\\x7F].*'
-                         OR any(token IN $tokens WHERE toLower(ordered[i].headline + ' ' + ordered[i].content) CONTAINS token)))
+                   OR (size($tokens) > 0 AND any(text IN [toLower(ordered[i].headline + ' ' + ordered[i].content)]
+                         WHERE NOT (text =~ '[\\x00-\\x7F]*') OR any(token IN $tokens WHERE text CONTAINS token)))
                 | ordered[i]]
           | n {.id, .project_id, .headline, .content, .updated_at, .tier, superseded: false}] AS ready,
          // A cycle needs a back edge a->b with a.seq > b.seq (ids cannot increase all the way round), so
