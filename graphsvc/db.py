@@ -15,7 +15,7 @@ from typing import Any, Callable, Iterator, TypeVar
 
 import neo4j
 from neo4j import GraphDatabase, ManagedTransaction, RoutingControl
-from neo4j.exceptions import DriverError, ServiceUnavailable, SessionExpired, TransientError
+from neo4j.exceptions import ClientError, DriverError, ServiceUnavailable, SessionExpired, TransientError
 
 from . import cypher
 from .config import Settings
@@ -75,6 +75,14 @@ class Database:
             raise Unavailable(f"Neo4j at {self.uri} did not answer in time; retry shortly.") from None
         except OSError:
             raise Unavailable(f"Neo4j at {self.uri} is not reachable; retry shortly.") from None
+        except ClientError as exc:
+            # Refused credentials (or a login rate limit) are the deployment's fault, not the
+            # caller's: a 503 for the caller, the code (never the credentials) for the operator.
+            if not (exc.code or "").startswith("Neo.ClientError.Security."):
+                raise
+            log.error("neo4j at %s refused the service's login: %s", self.uri, exc.code)
+            raise Unavailable(f"Neo4j at {self.uri} refused the service's credentials ({exc.code}); "
+                              "an operator must fix NEO4J_USER / NEO4J_PASSWORD.") from None
 
     def query(self, name: str, **params: Any) -> list[neo4j.Record]:
         """Run the named read statement `cypher/<name>.cypher` with parameters."""

@@ -141,8 +141,6 @@ def test_credentials_never_appear_when_neo4j_is_down(caplog):
     assert_no_secret_in(bodies + [caplog.text])
 
 
-@pytest.mark.xfail(strict=True, reason="graphsvc/db.py does not map neo4j.exceptions.AuthError to a ServiceError "
-                   "yet: the app fails at start-up (and requests would answer 500)")
 def test_credentials_never_appear_when_neo4j_refuses_them(neo4j_target, caplog):
     caplog.set_level(logging.DEBUG)
     # A user name of its own, so failed logins never lock out the suite's `neo4j` user.
