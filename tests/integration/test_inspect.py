@@ -142,6 +142,23 @@ def test_ready_set_follows_the_spec_rules(db, shop):
     assert rows[0]["capsule"]["id"] == shop["cart"]
 
 
+def test_tombstones_leave_the_ready_set_and_stop_blocking_or_superseding(db, shop, service):
+    service.tombstone([shop["new_plan"], shop["cart"], shop["notes"]])
+    rows = run_inspect(db, "ready_set", "shop")
+    assert by_name(shop, [row["id"] for row in rows]) == [
+        "analytics",
+        "old_plan",      # its only superseder is tombstoned: current again
+        "far_future",
+        "review",        # its only blocker (cart) is tombstoned
+        "deploy",
+        "new_blocker",
+        "gated",
+    ]
+    chains = {tuple(row["chain"]): row["live"] for row in run_inspect(db, "supersede_chains", "shop")}
+    assert chains[(shop["new_plan"], shop["old_plan"])] is False
+    assert chains[(shop["new_blocker"], shop["old_blocker"])] is True
+
+
 def test_ready_set_orders_recently_updated_first(db, shop, service):
     later = GraphService(db, clock=fixed_clock(NOW + timedelta(minutes=5)))
     [fresh] = later.ingest({"items": [task("shop", "Fresh task")]})["ids"]
@@ -188,6 +205,15 @@ def test_a_done_or_out_of_fence_member_breaks_the_cycle(db, service):
     ingest(service, task("q", "Z", blocked_by=[y], blocks=[x]), task("q", "W", blocked_by=[x], blocks=[y]))
     assert len(run_inspect(db, "cycle", "q")) == 1
     assert run_inspect(db, "cycle", "q/sub") == []  # only Y is inside this fence
+
+
+def test_a_tombstoned_member_breaks_the_cycle(db, service):
+    a, b = ingest(service, task("t", "A"), task("t", "B"))
+    [c] = ingest(service, task("t", "C", blocked_by=[b], blocks=[a]))
+    ingest(service, task("t", "D", blocked_by=[a], blocks=[b]))
+    assert len(run_inspect(db, "cycle", "t")) == 1
+    service.tombstone([c])
+    assert run_inspect(db, "cycle", "t") == []
 
 
 def test_cycle_search_is_polynomial_on_a_dag_with_exponentially_many_paths(db, service):
