@@ -28,7 +28,13 @@ consistent snapshot). It returns:
   random permutation of its ids (~5,000 back edges): 2.8 s per pack, since every back edge
   costs a BFS, O(B * (V + E)); peeling ~10,000 int pairs in Python takes ~10 ms.
 
-Capsule ids are `cap-<seq>` (SPEC §1), so the cycle travels as seq ints and is named from them.
+Capsule ids are `cap-<seq>` (SPEC §1), so the cycle travels as seq ints and is named from them;
+`updated_at` travels as integer epoch microseconds (driver DateTime decoding is slow in Python).
+
+Cost (bench/bootstrap_latency.py): each section seeks the (kind, project_id) index, so a pack
+costs what its fence holds, not what the store holds. The blocks-DAG pass is linear in the
+fence's live tasks and their blockers (~13 µs per live task on the 2-core dev box), which is
+what dominates a scope holding thousands of open tasks or the unfenced whole store.
 """
 
 from __future__ import annotations
