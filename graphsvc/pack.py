@@ -58,8 +58,9 @@ _ELLIPSIS = "…"
 class PackInputs:
     """Everything the store found in scope, unranked.
 
-    ``constraints`` and ``ready`` are complete; ``decisions`` and ``traps`` may
-    be pre-limited by the store. The ``*_total`` fields are exact counts and
+    ``constraints`` are complete. ``ready``, ``decisions`` and ``traps`` may be
+    pre-limited by the store to a superset of what ranking could surface (the
+    decay-order prefix plus every row that might cover a term). The ``*_total`` fields are exact counts and
     are echoed as they are. When ``cycle`` is not None (ids already rotated so
     the smallest comes first) the ready state is "cycle" and ``ready`` is
     ignored.

@@ -65,6 +65,9 @@ def rank(
     terms every coverage is 0 and the order is pure decay, then id.
     """
 
+    if not term_sets:  # no terms: every coverage is 0, so skip tokenizing altogether
+        return sorted(candidates, key=lambda c: (-decay(c.updated_at, now), id_number(c.id)))
+
     def sort_key(candidate: Candidate) -> tuple[int, int, float, int]:
         tokens = text_tokens(candidate.headline, candidate.content)
         return (

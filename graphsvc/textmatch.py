@@ -33,6 +33,8 @@ def _fold(text: str) -> str:
     decomposes what case folding produced ("İ" → "i" + dot), so folding a
     token again never changes it.
     """
+    if text.isascii():  # the common case: NFKD and casefold are lower() on ASCII
+        return text.lower()
     compatible = unicodedata.normalize("NFKD", text).casefold()
     decomposed = unicodedata.normalize("NFKD", compatible)
     return "".join(char for char in decomposed if not unicodedata.combining(char))
@@ -81,7 +83,7 @@ def covered_tokens(term_sets: Iterable[frozenset[str]], capsule_tokens: frozense
 def covered_terms(term_sets: Iterable[frozenset[str]], capsule_tokens: frozenset[str]) -> int:
     """How many terms have ALL their tokens in the capsule (phrase-level coverage).
 
-    Kept for callers that want a per-term answer; the §4 ranking key is
-    :func:`covered_tokens`, which gives partial credit to multi-word terms.
+    The first ranking key (issue #4: a term counts only when all its tokens
+    occur); :func:`covered_tokens` breaks ties between equal counts.
     """
     return sum(1 for tokens in term_sets if tokens <= capsule_tokens)
