@@ -52,5 +52,8 @@ down:
 	-@[ -f $(RUN_DIR)/serve.pid ] && kill $$(cat $(RUN_DIR)/serve.pid) 2>/dev/null; rm -f $(RUN_DIR)/serve.pid
 	$(BIN)/graphsvc neo4j stop
 
+# Benchmarks wipe their database: they use the local `bench` instance (Bolt 7689) unless NEO4J_URI is set.
 bench: $(STAMP)
-	$(BIN)/python -m bench.run
+	$(BIN)/pip install -q -e '.[bench]'
+	$(BIN)/python -m bench.ingest --n 100000 --wipe
+	$(BIN)/python -m bench.bootstrap_latency

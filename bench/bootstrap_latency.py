@@ -44,6 +44,7 @@ from graphsvc.http.app import create_app
 from graphsvc.service import GraphService
 
 from . import dataset
+from .target import bench_database
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results" / "bootstrap_latency.json"
@@ -60,13 +61,6 @@ SCENARIOS: dict[str, dict[str, Any]] = {
     "store": {},
     "store+terms": {"terms": TERMS},
 }
-
-
-def wipe(db: Database) -> None:
-    from graphsvc import cypher
-
-    with db._driver.session(database=db.database) as session:
-        session.run(cypher.load("maintenance/wipe_all")).consume()
 
 
 def free_port() -> int:
@@ -129,7 +123,7 @@ def time_scenario(client: httpx.Client, body: dict[str, Any], requests: int, war
 
 
 def run_size(db: Database, size: int, requests: int, warmup: int, max_seconds: float) -> dict[str, Any]:
-    wipe(db)
+    db.wipe_all()
     began = time.perf_counter()
     data = dataset.build(size)
     dataset.load(db, data)
@@ -178,8 +172,7 @@ def main() -> None:
     parser.add_argument("--max-seconds", type=float, default=45.0, help="per scenario (at least 50 requests)")
     parser.add_argument("--no-plot", action="store_true")
     args = parser.parse_args()
-    db = Database(os.environ.get("NEO4J_URI", "bolt://127.0.0.1:7687"), os.environ.get("NEO4J_USER", "neo4j"),
-                  os.environ.get("NEO4J_PASSWORD", "graphsvc-local-password"), timeout=60.0)
+    db = bench_database(timeout=60.0)
     try:
         db.apply_schema()
         runs = [run_size(db, size, args.requests, args.warmup, args.max_seconds) for size in args.sizes]

@@ -22,9 +22,9 @@ from datetime import datetime, timezone
 from typing import Any, Callable
 
 from graphsvc.clock import fixed_clock
-from graphsvc.config import get_settings
-from graphsvc.db import Database
 from graphsvc.service import GraphService
+
+from .target import bench_database
 
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=timezone.utc)
 KINDS = ["fact"] * 40 + ["doc"] * 20 + ["task"] * 15 + ["decision"] * 10 + ["failure_pattern"] * 5 + \
@@ -40,13 +40,6 @@ def batch_items(rng: random.Random, start: int, size: int) -> list[dict[str, Any
         words = " ".join(rng.choice(WORDS) for _ in range(rng.randint(30, 90)))
         items.append({"project_id": project, "kind": rng.choice(KINDS), "content": f"Capsule {n}: {words}"})
     return items
-
-
-def wipe(db: Database) -> None:
-    from graphsvc import cypher
-
-    with db._driver.session(database=db.database) as session:
-        session.run(cypher.load("maintenance/wipe_all")).consume()
 
 
 def http_ingest(service: GraphService) -> tuple[Callable[[dict[str, Any]], Any], Callable[[], None]]:
@@ -75,12 +68,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=7)
     args = parser.parse_args(argv)
 
-    settings = get_settings()
-    db = Database.from_settings(settings)
+    db = bench_database()
     db.timeout = 60.0
     service = GraphService(db, clock=fixed_clock(NOW))
     if args.wipe:
-        wipe(db)
+        db.wipe_all()
     service.ensure_schema()
     rng = random.Random(args.seed)
     send, close = (http_ingest(service) if args.via == "http" else (service.ingest, lambda: None))
@@ -104,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
     summary = {
         "benchmark": "ingest",
         "via": args.via,
-        "neo4j_uri": settings.neo4j_uri,
+        "neo4j_uri": db.uri,
         "capsules": args.n,
         "batch": args.batch,
         "batches": len(latencies),

@@ -111,6 +111,12 @@ class Database:
                 self._driver.execute_query(statement, database_=self.database)
             self._driver.execute_query("CALL db.awaitIndexes(60)", database_=self.database)
 
+    def wipe_all(self) -> None:
+        """Delete every node and edge (tests, benchmarks). Auto-commit: the statement batches itself."""
+        with self._outage_as_unavailable():
+            with self._driver.session(database=self.database) as session:
+                session.run(cypher.load("maintenance/wipe_all")).consume()
+
     def ping(self) -> bool:
         """True when Neo4j answers a trivial query within the timeout."""
         try:

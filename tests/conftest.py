@@ -88,10 +88,7 @@ def database(neo4j_target: Neo4jTarget):
 
 
 def wipe(database) -> None:
-    from graphsvc import cypher
-
-    with database._driver.session(database=database.database) as session:
-        session.run(cypher.load("maintenance/wipe_all")).consume()
+    database.wipe_all()
 
 
 @pytest.fixture

@@ -7,9 +7,9 @@ into a cache outside the repository, lays out a NEO4J_HOME (conf, data, logs,
 run), and drives Neo4j's own launcher class `org.neo4j.server.startup.Neo4jCommand`
 (`start` / `stop` / `status`), the same entry point `bin/neo4j` uses.
 
-Two named instances keep a developer's data safe from the test suite:
+Named instances keep a developer's data safe from the test suite and benchmarks:
 `dev` (Bolt 7687, HTTP 7474) holds the demo data; `test` (Bolt 7688, HTTP 7475)
-is wiped between tests.
+is wiped between tests; `bench` (Bolt 7689, HTTP 7476) is wiped by benchmarks.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ _ADMIN = "org.neo4j.server.startup.Neo4jAdminCommand"
 
 DEFAULT_PASSWORD = "graphsvc-local-password"
 
-INSTANCE_PORTS = {"dev": (7687, 7474), "test": (7688, 7475)}
+INSTANCE_PORTS = {"dev": (7687, 7474), "test": (7688, 7475), "bench": (7689, 7476)}
 
 
 class LocalNeo4jError(RuntimeError):

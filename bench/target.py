@@ -1,0 +1,26 @@
+"""Which Neo4j a benchmark may wipe: `NEO4J_URI` when set, else the local `bench` instance.
+
+Benchmarks empty their database, so they never default to the `dev` instance (your demo data)
+or the `test` instance; the local `bench` instance (Bolt 7689, HTTP 7476) is started on demand.
+"""
+
+from __future__ import annotations
+
+import os
+
+from graphsvc.db import Database
+from graphsvc.neo4j_local import LocalNeo4j
+
+
+def bench_database(timeout: float = 60.0) -> Database:
+    if os.environ.get("NEO4J_URI"):
+        return Database(
+            os.environ["NEO4J_URI"],
+            os.environ.get("NEO4J_USER", "neo4j"),
+            os.environ.get("NEO4J_PASSWORD", ""),
+            os.environ.get("NEO4J_DATABASE", "neo4j"),
+            timeout=timeout,
+        )
+    local = LocalNeo4j.named("bench")
+    local.start()
+    return Database(local.bolt_uri, "neo4j", local.password, timeout=timeout)
