@@ -90,19 +90,27 @@ class PackRequest:
 Row = dict[str, Any]
 
 
-def excerpt(content: str) -> str:
-    """Content on one line (whitespace runs collapsed), at most 240 chars."""
+def excerpt(content: str, headline: str = "") -> str:
+    """Content on one line (whitespace runs collapsed), at most 240 chars.
+
+    When the content opens with the headline (the usual case: the headline is
+    derived from the first line), that opening is dropped so a row never pays
+    twice for the same words.
+    """
     flat = " ".join(content.split())
+    lead = " ".join(headline.split())
+    if lead and (flat == lead or flat.startswith(lead + " ")):
+        flat = flat[len(lead):].lstrip(" ")
     if len(flat) > EXCERPT_MAX_CHARS:
         return flat[: EXCERPT_MAX_CHARS - 1] + _ELLIPSIS
     return flat
 
 
 def capsule_row(candidate: Candidate) -> Row:
-    """A section row; the excerpt is left out when it would repeat the headline."""
+    """A section row; the excerpt is left out when the content adds nothing to the headline."""
     row: Row = {}
-    text = excerpt(candidate.content)
-    if text != candidate.headline:
+    text = excerpt(candidate.content, candidate.headline)
+    if text:
         row["excerpt"] = text
     row["headline"] = candidate.headline
     row["id"] = candidate.id

@@ -171,7 +171,7 @@ def test_full_pack_has_exact_shape_and_orders() -> None:
         "as_of": "2026-12-02T14:00:00Z",
         "scope": {"project_prefix": "proj"},
         "constraints": [
-            {"excerpt": "Keep API stable always", "headline": "Keep API stable", "id": "cap-2", "project_id": "proj"},
+            {"excerpt": "always", "headline": "Keep API stable", "id": "cap-2", "project_id": "proj"},
             {"headline": "no force push", "id": "cap-4", "project_id": "proj"},
         ],
         "constraints_total": 2,
@@ -266,7 +266,10 @@ def test_excerpt_collapses_whitespace_and_truncates_to_240() -> None:
 
 def test_excerpt_is_omitted_when_it_repeats_the_headline() -> None:
     assert "excerpt" not in capsule_row(cap(1, "Same line", "  Same   line "))
-    assert capsule_row(cap(1, "Title", "Title\nbody"))["excerpt"] == "Title body"
+    assert capsule_row(cap(1, "Title", "Title\nbody"))["excerpt"] == "body"
+    # only a whole-word opening is dropped: "Titles" does not start with the headline "Title"
+    assert capsule_row(cap(1, "Title", "Titles\nbody"))["excerpt"] == "Titles body"
+    assert capsule_row(cap(1, "Other", "Title\nbody"))["excerpt"] == "Title body"
 
 
 def test_trap_rows_carry_tier_and_superseded_in_sorted_key_order() -> None:
