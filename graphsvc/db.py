@@ -19,7 +19,7 @@ from neo4j.exceptions import ClientError, DriverError, ServiceUnavailable, Sessi
 
 from . import cypher
 from .config import Settings
-from .errors import Unavailable
+from .errors import Conflict, Unavailable
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -76,13 +76,23 @@ class Database:
         except OSError:
             raise Unavailable(f"Neo4j at {self.uri} is not reachable; retry shortly.") from None
         except ClientError as exc:
-            # Refused credentials (or a login rate limit) are the deployment's fault, not the
-            # caller's: a 503 for the caller, the code (never the credentials) for the operator.
-            if not (exc.code or "").startswith("Neo.ClientError.Security."):
-                raise
-            log.error("neo4j at %s refused the service's login: %s", self.uri, exc.code)
-            raise Unavailable(f"Neo4j at {self.uri} refused the service's credentials ({exc.code}); "
-                              "an operator must fix NEO4J_USER / NEO4J_PASSWORD.") from None
+            code = exc.code or ""
+            # Refused credentials (or a login rate limit) and a missing database are the
+            # deployment's fault, not the caller's: a 503 for the caller, the code (never the
+            # credentials) for the operator.
+            if code.startswith("Neo.ClientError.Security."):
+                log.error("neo4j at %s refused the service's login: %s", self.uri, code)
+                raise Unavailable(f"Neo4j at {self.uri} refused the service's credentials ({code}); "
+                                  "an operator must fix NEO4J_USER / NEO4J_PASSWORD.") from None
+            if code.startswith("Neo.ClientError.Database."):
+                log.error("neo4j database %r is not usable: %s", self.database, code)
+                raise Unavailable(f"Neo4j database '{self.database}' is not available ({code}); "
+                                  "an operator must fix NEO4J_DATABASE.") from None
+            if code == "Neo.ClientError.Schema.ConstraintValidationFailed":
+                # Two writers raced for the same unique id (e.g. concurrent imports of one file).
+                raise Conflict("another write stored the same capsule id at the same time; "
+                               "nothing of this request was written, retry it") from None
+            raise
 
     def query(self, name: str, **params: Any) -> list[neo4j.Record]:
         """Run the named read statement `cypher/<name>.cypher` with parameters."""
@@ -109,7 +119,7 @@ class Database:
         with self._outage_as_unavailable():
             for statement in cypher.load_statements("schema"):
                 self._driver.execute_query(statement, database_=self.database)
-            self._driver.execute_query("CALL db.awaitIndexes(60)", database_=self.database)
+            self._driver.execute_query(cypher.load("maintenance/await_indexes"), database_=self.database)
 
     def wipe_all(self) -> None:
         """Delete every node and edge (tests, benchmarks). Auto-commit: the statement batches itself."""

@@ -66,3 +66,15 @@ class Unavailable(ServiceError):
     status = 503
     code = "neo4j_unavailable"
     retry_after = 2
+
+
+class PayloadTooLarge(ServiceError):
+    status = 413
+    code = "payload_too_large"
+
+
+class UnsupportedMediaType(ServiceError):
+    """A browser-"simple" content type: refusing it keeps cross-site pages from driving the API."""
+
+    status = 415
+    code = "unsupported_media_type"

@@ -52,10 +52,12 @@ def run_export(args: argparse.Namespace) -> int:
 
 
 def _lines(path: str) -> list[str]:
+    from ..store.transfer import split_lines
+
     if path == "-":
-        return sys.stdin.read().splitlines()
+        return split_lines(sys.stdin.read())
     with open(path, encoding="utf-8") as source:
-        return source.read().splitlines()
+        return split_lines(source.read())
 
 
 def run_import(args: argparse.Namespace) -> int:

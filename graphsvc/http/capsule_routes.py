@@ -18,9 +18,13 @@ from starlette.routing import Route
 from ..errors import BadRequest, InvalidInput, NotFound
 from ..models import CapsuleIdList, CapsuleIn, CapsuleUpdate, IngestBatch, ListRequest, RelateRequest
 from ..service import GraphService
+from ..store.transfer import split_lines
 from ..store.update import valid_id
 from ..validation import parse
-from .common import call, json_body, ok
+from .common import call, json_body, ok, read_body
+
+#: An export of ~1M capsules; larger stores move with `graphsvc export` / `graphsvc import`.
+MAX_IMPORT_BYTES = 1024 * 1024 * 1024
 from .openapi import Operation
 
 _REF = "#/components/schemas/{model}"
@@ -140,14 +144,14 @@ def routes(service: GraphService) -> list[Route]:
                                  headers={"Content-Disposition": 'attachment; filename="graphsvc-export.jsonl"'})
 
     async def import_(request: Request) -> JSONResponse:
-        raw = await request.body()
+        raw = await read_body(request, limit=MAX_IMPORT_BYTES)
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError:
             raise BadRequest("the body is not UTF-8 text; send the export's JSON Lines") from None
         if not text.strip():
             raise BadRequest("the body is empty; send the JSON Lines of an export")
-        return ok(await call(service.import_lines, text.splitlines()), status=201)
+        return ok(await call(service.import_lines, split_lines(text)), status=201)
 
     async def get_many(request: Request) -> JSONResponse:
         ids = parse(CapsuleIdList, await json_body(request), InvalidInput).ids

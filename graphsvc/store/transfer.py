@@ -189,11 +189,22 @@ def _reparse(model: type, data: Any, number: int, section: str) -> Any:
         raise error from None
 
 
+def split_lines(text: str) -> list[str]:
+    """JSON Lines are separated by "\n" only (a trailing "\r" is dropped).
+
+    Not `str.splitlines()`: it also breaks at U+2028, U+2029 and U+0085, which an
+    export keeps raw inside JSON strings, and the round trip would fail.
+    """
+    return [line[:-1] if line.endswith("\r") else line for line in text.split("\n")]
+
+
 def _take(parsed: _Parsed, number: int, text: str) -> None:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise _invalid(number, "", f"is not valid JSON ({exc.msg} at column {exc.colno})") from None
+    except (ValueError, RecursionError):  # over-long integers, absurd nesting
+        raise _invalid(number, "", "is not JSON this service can read (number too long or nesting too deep)") from None
     if not isinstance(data, dict) or len(data) != 1 or next(iter(data)) not in ("capsule", "edge"):
         raise _invalid(number, "", 'must be {"capsule": {...}} or {"edge": {...}}')
     if "capsule" in data:
@@ -235,9 +246,11 @@ def _refuse_existing(db: Database, parsed: _Parsed) -> None:
                            "import into an empty database", field=f"line[{parsed.line_of[first]}].capsule.id")
 
 
-def _write_chunks(db: Database, parsed: _Parsed, progress: Any) -> None:
+def _write_chunks(db: Database, parsed: _Parsed, progress: Any, written: list[str]) -> None:
+    """Write capsules then edges; `written` collects the ids of every committed capsule chunk."""
     for chunk in _chunks(parsed.capsules, IMPORT_CHUNK):
         db.write(lambda tx: run(tx, "transfer/import_capsules", rows=chunk))
+        written.extend(capsule["id"] for capsule in chunk)
         if progress is not None:
             progress.update(len(chunk))
     for edge_type, statement in (("BLOCKS", "transfer/import_blocks"), ("SUPERSEDES", "transfer/import_supersedes")):
@@ -247,9 +260,14 @@ def _write_chunks(db: Database, parsed: _Parsed, progress: Any) -> None:
                 progress.update(len(chunk))
 
 
-def _undo(db: Database, parsed: _Parsed) -> None:
-    """Remove what an interrupted import wrote; its ids were all absent before it began."""
-    ids = [capsule["id"] for capsule in parsed.capsules]
+def _undo(db: Database, ids: list[str]) -> None:
+    """Remove the capsules an interrupted import committed, and only those.
+
+    Not every id of the file: a concurrent import of the same ids may have won the race
+    for some of them, and its capsules must not be deleted by our failure.
+    """
+    if not ids:
+        return
     try:
         for chunk in _chunks(ids, IMPORT_CHUNK):
             db.write(lambda tx: run(tx, "transfer/remove_imported", ids=chunk))
@@ -275,9 +293,10 @@ def import_lines(db: Database, lines: Iterable[str | bytes], progress: Any = Non
     max_seq = max((capsule["seq"] for capsule in parsed.capsules), default=0)
     # First, so a concurrent ingest can never be handed an id this import is about to create.
     db.write(lambda tx: run(tx, "transfer/raise_counter", max_seq=max_seq))
+    written: list[str] = []
     try:
-        _write_chunks(db, parsed, progress)
+        _write_chunks(db, parsed, progress, written)
     except BaseException:
-        _undo(db, parsed)
+        _undo(db, written)
         raise
     return {"capsules": len(parsed.capsules), "edges": sum(len(rows) for rows in parsed.edges.values())}

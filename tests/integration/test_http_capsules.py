@@ -145,3 +145,45 @@ def test_openapi_lists_exactly_the_mounted_v1_routes(client):
                   if path.startswith("/v1") for method in entry}
     assert mounted == documented
     assert ("GET", "/v1/capsules/{capsule_id}") in mounted and ("POST", "/v1/capsules/import") in mounted
+
+
+def test_export_import_round_trips_unicode_line_separators(db):
+    # U+2028/U+2029/U+0085 stay raw inside the export's JSON strings; import splits on "\n" only.
+    client = TestClient(create_app(GraphService(db, clock=fixed_clock(NOW))))
+    text = "a\u2028b\u2029c\u0085d"
+    assert client.post("/v1/capsules", json={"project_id": "p", "kind": "fact", "content": text}).status_code == 201
+    exported = client.get("/v1/capsules/export")
+    wipe(db)
+    imported = client.post("/v1/capsules/import", content=exported.content,
+                           headers={"content-type": "application/x-ndjson"})
+    assert imported.status_code == 201, imported.text
+    assert client.post("/v1/capsules/get", json={"ids": ["cap-1"]}).json()["capsules"][0]["content"] == text
+    assert client.get("/v1/capsules/export").content == exported.content
+
+
+@pytest.mark.parametrize("body", [b"[" * 100_000 + b"]" * 100_000, b'{"token_budget": ' + b"9" * 5000 + b"}"])
+def test_json_the_parser_cannot_hold_is_a_400_not_a_500(db, body):
+    client = TestClient(create_app(GraphService(db, clock=fixed_clock(NOW))))
+    response = client.post("/v1/memory_bootstrap", content=body, headers={"content-type": "application/json"})
+    assert response.status_code == 400
+    assert response.json()["error"]["code"] == "bad_request"
+
+
+@pytest.mark.parametrize("media_type", ["text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x"])
+def test_browser_simple_content_types_are_refused_before_any_write(db, media_type):
+    # A cross-site page can send these without a CORS preflight; the service must not act on them.
+    client = TestClient(create_app(GraphService(db, clock=fixed_clock(NOW))))
+    body = b'{"project_id": "p", "kind": "fact", "content": "x"}'
+    response = client.post("/v1/capsules", content=body, headers={"content-type": media_type})
+    assert response.status_code == 415
+    assert response.json()["error"]["field"] == "content-type"
+    assert db._driver.execute_query("MATCH (c:Capsule) RETURN count(c) AS n").records[0]["n"] == 0
+
+
+def test_a_body_over_the_limit_is_413(db, monkeypatch):
+    from graphsvc.http import common
+
+    monkeypatch.setattr(common, "MAX_JSON_BYTES", 64)
+    client = TestClient(create_app(GraphService(db, clock=fixed_clock(NOW))))
+    response = client.post("/v1/capsules", json={"project_id": "p", "kind": "fact", "content": "x" * 100})
+    assert response.status_code == 413
