@@ -25,6 +25,7 @@ import re
 from datetime import datetime, timedelta, timezone
 from typing import Any, Iterable, Iterator
 
+from neo4j import ManagedTransaction
 from pydantic import AfterValidator, Field, StrictInt, model_validator
 from typing_extensions import Annotated
 
@@ -235,10 +236,19 @@ def _chunks(rows: list[Any], size: int) -> Iterator[list[Any]]:
         yield rows[start:start + size]
 
 
-def _refuse_existing(db: Database, parsed: _Parsed) -> None:
+def _claim_ids(tx: ManagedTransaction, parsed: _Parsed) -> None:
+    """Raise the id counter, then refuse ids already stored, in ONE write transaction.
+
+    Raising first takes the counter's write lock: an ingest that allocated ids before us has
+    committed by the time we check (its nodes are seen), and every later ingest is handed ids
+    above the imported ones, so it can never collide with what this import is about to create.
+    A refusal rolls the counter back with everything else.
+    """
+    max_seq = max((capsule["seq"] for capsule in parsed.capsules), default=0)
+    run(tx, "transfer/raise_counter", max_seq=max_seq)
     ids = [capsule["id"] for capsule in parsed.capsules]
     for chunk in _chunks(ids, IMPORT_CHUNK * 4):
-        taken = [r["id"] for r in db.query("transfer/existing_ids", ids=chunk)]
+        taken = [r["id"] for r in run(tx, "transfer/existing_ids", ids=chunk)]
         if taken:
             first = min(taken, key=parsed.line_of.__getitem__)
             raise Conflict(f"line {parsed.line_of[first]}: {first} already exists in this database "
@@ -289,10 +299,7 @@ def import_lines(db: Database, lines: Iterable[str | bytes], progress: Any = Non
         text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
         if text.strip():
             _take(parsed, number, text)
-    _refuse_existing(db, parsed)
-    max_seq = max((capsule["seq"] for capsule in parsed.capsules), default=0)
-    # First, so a concurrent ingest can never be handed an id this import is about to create.
-    db.write(lambda tx: run(tx, "transfer/raise_counter", max_seq=max_seq))
+    db.write(lambda tx: _claim_ids(tx, parsed))
     written: list[str] = []
     try:
         _write_chunks(db, parsed, progress, written)
