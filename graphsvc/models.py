@@ -95,7 +95,14 @@ def check_headline(value: str) -> str:
 
 
 def as_utc(value: datetime) -> datetime:
-    return value.astimezone(timezone.utc)
+    """Store UTC; an offset that pushes the instant past year 1 or 9999 is a 422, not an OverflowError (500)."""
+    try:
+        return value.astimezone(timezone.utc)
+    except OverflowError:
+        raise ValueError(
+            "is outside the supported date range once converted to UTC "
+            "(0001-01-01T00:00:00Z to 9999-12-31T23:59:59.999999Z)"
+        ) from None
 
 
 def derive_headline(content: str) -> str:

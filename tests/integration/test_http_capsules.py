@@ -187,3 +187,18 @@ def test_a_body_over_the_limit_is_413(db, monkeypatch):
     client = TestClient(create_app(GraphService(db, clock=fixed_clock(NOW))))
     response = client.post("/v1/capsules", json={"project_id": "p", "kind": "fact", "content": "x" * 100})
     assert response.status_code == 413
+
+
+@pytest.mark.parametrize("valid_to", ["9999-12-31T23:59:59-05:00", "0001-01-01T00:00:00+01:00"])
+def test_a_valid_to_that_leaves_the_date_range_in_utc_is_a_422_not_a_500(client, db, valid_to):
+    # Both are valid ISO datetimes, but converting them to UTC lands in year 10000 / year 0.
+    error = error_of(client.post("/v1/capsules", json={"items": [
+        {"project_id": "p", "kind": "fact", "content": "ok"},
+        {"project_id": "p", "kind": "fact", "content": "x", "valid_to": valid_to}]}), 422)
+    assert error["field"] == "items[1].valid_to" and "outside the supported date range" in error["message"]
+    assert db._driver.execute_query("MATCH (c:Capsule) RETURN count(c) AS n").records[0]["n"] == 0
+
+    assert client.post("/v1/capsules", json={"project_id": "p", "kind": "fact", "content": "x"}).status_code == 201
+    error = error_of(client.patch("/v1/capsules/cap-1", json={"valid_to": valid_to}), 422)
+    assert error["field"] == "valid_to" and "outside the supported date range" in error["message"]
+    assert client.get("/v1/capsules/cap-1").json().get("valid_to") is None
