@@ -32,7 +32,7 @@ BASE_OPERATIONS = [
     Operation("POST", "/mcp", "MCP streamable HTTP endpoint (JSON-RPC; the same seven memory tools)",
               description="Speak MCP here with an MCP client; tools: memory_bootstrap, memory_get, memory_ingest, "
               "memory_relate, memory_update, memory_tombstone, memory_list.",
-              request_schema={"type": "object"}, error_statuses=(401,)),
+              request_schema={"type": "object"}, error_statuses=(401,), reads_body=False),
 ]
 
 

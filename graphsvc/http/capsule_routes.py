@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
+from pydantic import TypeAdapter
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
@@ -43,8 +44,7 @@ OPERATIONS = [
         "POST", "/v1/capsules", "Ingest one capsule or a batch (all-or-nothing)",
         description="Body: one capsule, or {\"items\": [...]} with at most 1000 capsules. "
         "A bad item rejects the whole batch with 422 naming items[i].field; nothing is written.",
-        request_schema={"oneOf": [CapsuleIn.model_json_schema(ref_template=_REF),
-                                  IngestBatch.model_json_schema(ref_template=_REF)]},
+        request_schema=TypeAdapter(CapsuleIn | IngestBatch).json_schema(ref_template=_REF),
         success_status=201,
     ),
     Operation(
@@ -58,15 +58,19 @@ OPERATIONS = [
     Operation(
         "GET", "/v1/capsules/export", "Export every capsule and edge as JSON Lines (application/x-ndjson)",
         description="Streams {\"capsule\": {...}} lines (by id number) then {\"edge\": {type, from, to}} lines; "
-        "instants are UTC with nanoseconds, so export -> import -> export is byte-identical.",
-        error_statuses=(401, 503),
+        "instants are UTC with nanoseconds, so export -> import -> export is byte-identical. Tombstoned "
+        "capsules are included: an export is a backup.",
+        error_statuses=(401, 503), response_media_type="application/x-ndjson",
     ),
     Operation(
         "POST", "/v1/capsules/import", "Import a JSON Lines export (all-or-nothing)",
         description="Body: the export's lines (application/x-ndjson). Every line is validated first (422 naming "
-        "line[n]); ids that already exist are refused (409); then everything is written in one transaction and "
-        "the id counter is raised past the largest imported id. Answer: {capsules: n, edges: n}.",
+        "line[n]); ids that already exist are refused (409); nothing is written until both checks pass. The id "
+        "counter is raised past the largest imported id, then capsules and edges are written in chunks of 5000 "
+        "rows, one transaction per chunk; if a chunk fails, the chunks already written are removed again. "
+        "Answer: {capsules: n, edges: n}.",
         request_schema={"type": "string", "description": "JSON Lines, one object per line"},
+        request_media_type="application/x-ndjson",
         success_status=201, error_statuses=(400, 401, 409, 422, 503),
     ),
     Operation(

@@ -7,6 +7,7 @@ validation that actually runs.
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
@@ -44,6 +45,15 @@ class Operation:
     success_status: int = 200
     error_statuses: Sequence[int] = (400, 401, 422, 503)
     public: bool = False
+    #: The body passes through http.common.read_body / json_body, which can answer 400, 413, 415.
+    reads_body: bool = True
+    request_media_type: str = "application/json"
+    response_media_type: str = "application/json"
+
+
+#: What common.read_body / json_body answer before a handler sees the body: malformed JSON (400),
+#: an oversized body (413), a browser-simple content type (415).
+BODY_ERROR_STATUSES = (400, 413, 415)
 
 
 def _request_schema(op: Operation) -> dict[str, Any] | None:
@@ -54,6 +64,30 @@ def _request_schema(op: Operation) -> dict[str, Any] | None:
     return None
 
 
+def _hoist_defs(schema: Any, components: dict[str, Any]) -> Any:
+    """Move every nested `$defs` (pydantic puts them inside oneOf members too) into components.
+
+    The refs already point at #/components/schemas/{model}, so hoisting is all it takes for
+    each `$ref` in the document to resolve.
+    """
+    if isinstance(schema, dict):
+        for name, definition in schema.pop("$defs", {}).items():
+            components[name] = _hoist_defs(definition, components)
+        for value in schema.values():
+            _hoist_defs(value, components)
+    elif isinstance(schema, list):
+        for item in schema:
+            _hoist_defs(item, components)
+    return schema
+
+
+def _error_statuses(op: Operation) -> list[int]:
+    statuses = set(op.error_statuses)
+    if op.reads_body and _request_schema(op) is not None:
+        statuses.update(BODY_ERROR_STATUSES)
+    return sorted(statuses)
+
+
 def build_document(operations: Sequence[Operation]) -> dict[str, Any]:
     paths: dict[str, dict[str, Any]] = {}
     components: dict[str, Any] = {"Error": ERROR_SCHEMA}
@@ -61,7 +95,8 @@ def build_document(operations: Sequence[Operation]) -> dict[str, Any]:
         entry: dict[str, Any] = {
             "summary": op.summary,
             "operationId": f"{op.method.lower()}_{op.path.strip('/').replace('/', '_').replace('{', '').replace('}', '')}",
-            "responses": {str(op.success_status): {"description": "OK", "content": {"application/json": {"schema": {"type": "object"}}}}},
+            "responses": {str(op.success_status): {"description": "OK", "content": {
+                op.response_media_type: {"schema": {"type": "object" if op.response_media_type == "application/json" else "string"}}}}},
         }
         if op.description:
             entry["description"] = op.description
@@ -69,10 +104,9 @@ def build_document(operations: Sequence[Operation]) -> dict[str, Any]:
             entry["parameters"] = list(op.parameters)
         schema = _request_schema(op)
         if schema is not None:
-            defs = schema.pop("$defs", {})
-            components.update(defs)
-            entry["requestBody"] = {"required": True, "content": {"application/json": {"schema": schema}}}
-        for status in op.error_statuses:
+            schema = _hoist_defs(copy.deepcopy(schema), components)
+            entry["requestBody"] = {"required": True, "content": {op.request_media_type: {"schema": schema}}}
+        for status in _error_statuses(op):
             entry["responses"][str(status)] = {
                 "description": "error",
                 "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}},

@@ -147,6 +147,41 @@ def test_openapi_lists_exactly_the_mounted_v1_routes(client):
     assert ("GET", "/v1/capsules/{capsule_id}") in mounted and ("POST", "/v1/capsules/import") in mounted
 
 
+def _refs(node) -> list[str]:
+    if isinstance(node, dict):
+        return ([node["$ref"]] if isinstance(node.get("$ref"), str) else []) + [
+            ref for value in node.values() for ref in _refs(value)]
+    if isinstance(node, list):
+        return [ref for item in node for ref in _refs(item)]
+    return []
+
+
+def test_every_ref_in_openapi_resolves_to_a_defined_component(client):
+    document = client.get("/openapi.json").json()
+    refs = set(_refs(document))
+    assert "#/components/schemas/CapsuleIn" in refs and "#/components/schemas/IngestBatch" in refs
+    schemas = document["components"]["schemas"]
+    unresolved = {ref for ref in refs
+                  if not (ref.startswith("#/components/schemas/") and ref.rsplit("/", 1)[1] in schemas)}
+    assert unresolved == set()
+    assert "$defs" not in json.dumps(document)
+
+
+def test_openapi_media_types_and_body_errors_match_the_routes(client):
+    paths = client.get("/openapi.json").json()["paths"]
+    assert list(paths["/v1/capsules/export"]["get"]["responses"]["200"]["content"]) == ["application/x-ndjson"]
+    import_op = paths["/v1/capsules/import"]["post"]
+    assert list(import_op["requestBody"]["content"]) == ["application/x-ndjson"]
+    assert "in one transaction" not in import_op["description"] and "chunks of 5000" in import_op["description"]
+    for path, method in [("/v1/capsules", "post"), ("/v1/capsules/import", "post"), ("/v1/capsules/get", "post"),
+                         ("/v1/capsules/relate", "post"), ("/v1/capsules/tombstone", "post"),
+                         ("/v1/capsules/{capsule_id}", "patch"), ("/v1/memory_bootstrap", "post")]:
+        assert {"400", "413", "415"} <= set(paths[path][method]["responses"]), (method, path)
+    # and the service really answers them on a body-reading route the table did not list 400 for before
+    assert client.post("/v1/capsules/get", content=b"{oops", headers={"content-type": "application/json"}).status_code == 400
+    assert client.post("/v1/capsules/get", content=b"{}", headers={"content-type": "text/plain"}).status_code == 415
+
+
 def test_export_import_round_trips_unicode_line_separators(db):
     # U+2028/U+2029/U+0085 stay raw inside the export's JSON strings; import splits on "\n" only.
     client = TestClient(create_app(GraphService(db, clock=fixed_clock(NOW))))
@@ -202,3 +237,16 @@ def test_a_valid_to_that_leaves_the_date_range_in_utc_is_a_422_not_a_500(client,
     error = error_of(client.patch("/v1/capsules/cap-1", json={"valid_to": valid_to}), 422)
     assert error["field"] == "valid_to" and "outside the supported date range" in error["message"]
     assert client.get("/v1/capsules/cap-1").json().get("valid_to") is None
+
+
+def test_a_lone_surrogate_escape_in_json_is_refused_before_any_write(client, db):
+    # "\ud800" is legal JSON and json.loads keeps it, but no UTF-8 (so no Neo4j string) can hold it.
+    body = b'{"items": [{"project_id": "p", "kind": "fact", "content": "ok"},' \
+           b' {"project_id": "p", "kind": "fact", "content": "x", "headline": "h\\ud800"}]}'
+    response = client.post("/v1/capsules", content=body, headers={"content-type": "application/json"})
+    error = error_of(response, 422)
+    assert error["field"] == "items[1].headline" and "no lone surrogates" in error["message"]
+    assert db._driver.execute_query("MATCH (c:Capsule) RETURN count(c) AS n").records[0]["n"] == 0
+    response = client.post("/v1/memory_bootstrap", content=b'{"terms": ["\\udc00x"], "project_prefix": "p\\ud800"}',
+                           headers={"content-type": "application/json"})
+    assert error_of(response, 400)["field"] in ("terms[0]", "project_prefix")
