@@ -25,7 +25,7 @@ from mcp.server import Server
 from mcp.server.stdio import stdio_server
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
 from mcp.shared.exceptions import MCPError
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, TypeAdapter
 from starlette.routing import Route
 
 from . import __version__
@@ -34,6 +34,7 @@ from .models import (
     MAX_BATCH,
     BootstrapRequest,
     CapsuleId,
+    CapsuleIn,
     CapsuleUpdate,
     IngestBatch,
     ListRequest,
@@ -75,6 +76,15 @@ def _schema(model: type[BaseModel], descriptions: dict[str, str] | None = None) 
     for name, text in (descriptions or {}).items():
         schema["properties"][name]["description"] = text
     return schema
+
+
+def _ingest_schema() -> dict[str, Any]:
+    """One capsule at the top level, or {"items": [...]}: the two shapes service.ingest accepts.
+
+    MCP requires `type: object` at the root; each anyOf member keeps additionalProperties false.
+    """
+    schema = TypeAdapter(CapsuleIn | IngestBatch).json_schema(by_alias=True)
+    return {"type": "object", "title": "IngestArgs", **schema}
 
 
 def _update_schema() -> dict[str, Any]:
@@ -184,12 +194,14 @@ RELATE_DESCRIPTION = """\
 Add and/or remove edges between existing capsules in one all-or-nothing transaction. Each edge is \
 {"type": "BLOCKS" | "SUPERSEDES", "from": id, "to": id}. BLOCKS: `to` cannot start until `from` is done \
 (task/epic capsules only). SUPERSEDES: `from` replaces `to`, which then drops out of constraints and decisions. \
-Self-loops and unknown ids are rejected naming the field."""
+Self-loops and unknown ids are rejected naming the field. remove deletes the named edges."""
 
 UPDATE_DESCRIPTION = """\
 Change one capsule in place: status (open/done, tasks and epics; mark a task done to unblock what it blocks), \
 tier (active/archived/stale), valid_to (ISO-8601 expiry) or clear_valid_to: true, headline, content. Send the \
-capsule id plus at least one field. updated_at is bumped, which also refreshes its recency."""
+capsule id plus at least one field. updated_at is bumped, which also refreshes its recency. The previous \
+values are overwritten, not kept. An unknown id is a not_found tool error; a tombstoned capsule cannot be \
+changed (a conflict tool error, HTTP 409)."""
 
 TOMBSTONE_DESCRIPTION = """\
 Retire capsules by id: they are marked tombstoned (never deleted) and disappear from every read except \
@@ -237,10 +249,13 @@ TOOLS: tuple[ToolSpec, ...] = (
              lambda: _schema(BootstrapRequest, BOOTSTRAP_FIELDS), _bootstrap, read_only=True),
     ToolSpec("memory_get", "Read capsules by id", GET_DESCRIPTION,
              lambda: _schema(CapsuleIdsArgs), _get, read_only=True),
-    ToolSpec("memory_ingest", "Store capsules", INGEST_DESCRIPTION, lambda: _schema(IngestBatch), _ingest),
+    ToolSpec("memory_ingest", "Store capsules", INGEST_DESCRIPTION, _ingest_schema, _ingest),
+    # destructive: `remove` deletes edges
     ToolSpec("memory_relate", "Add or remove edges", RELATE_DESCRIPTION, lambda: _schema(RelateRequest), _relate,
-             idempotent=True),
-    ToolSpec("memory_update", "Change a capsule", UPDATE_DESCRIPTION, _update_schema, _update, idempotent=True),
+             idempotent=True, destructive=True),
+    # destructive: overwrites headline/content/status/tier/valid_to in place
+    ToolSpec("memory_update", "Change a capsule", UPDATE_DESCRIPTION, _update_schema, _update, idempotent=True,
+             destructive=True),
     ToolSpec("memory_tombstone", "Retire capsules", TOMBSTONE_DESCRIPTION, lambda: _schema(CapsuleIdsArgs),
              _tombstone, idempotent=True, destructive=True),
     ToolSpec("memory_list", "Browse capsules", LIST_DESCRIPTION, lambda: _schema(ListRequest), _list, read_only=True),
