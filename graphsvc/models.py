@@ -13,6 +13,7 @@ from typing import Annotated, Literal
 from pydantic import (
     AfterValidator,
     AwareDatetime,
+    BeforeValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -44,8 +45,23 @@ MAX_TERM_CHARS = 200
 _CAPSULE_ID = re.compile(r"^cap-[1-9][0-9]*$")
 
 
+def check_unicode(value: str) -> str:
+    """JSON can carry a lone UTF-16 surrogate ("\\ud800") that Python accepts but the driver cannot send."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError("must be valid Unicode text (no lone surrogates)") from None
+    return value
+
+
+def check_unicode_if_str(value: object) -> object:
+    """Before a length constraint, which would otherwise refuse a surrogate with pydantic's vaguer message."""
+    return check_unicode(value) if isinstance(value, str) else value
+
+
 def check_project_id(value: str) -> str:
     """SPEC §1: 1–200 chars, `/` separates levels, no leading/trailing `/`, no empty segment."""
+    check_unicode(value)
     if not 1 <= len(value) <= 200:
         raise ValueError("must be 1-200 characters")
     if value != value.strip():
@@ -59,6 +75,7 @@ def check_project_id(value: str) -> str:
 
 def check_project_prefix(value: str) -> str:
     """SPEC §2: a prefix that can match nothing is a mistake, so say so instead of answering empty."""
+    check_unicode(value)  # first: the messages below quote the value
     if not value.strip():
         raise ValueError(
             "an empty project_prefix matches nothing; omit project_prefix to read the whole store, "
@@ -81,12 +98,13 @@ def check_capsule_id(value: str) -> str:
 def check_content(value: str) -> str:
     if not value.strip():
         raise ValueError("must not be empty or only whitespace")
-    if len(value.encode("utf-8")) > MAX_CONTENT_BYTES:
+    if len(check_unicode(value).encode("utf-8")) > MAX_CONTENT_BYTES:
         raise ValueError(f"must be at most {MAX_CONTENT_BYTES} bytes of UTF-8 (64 KiB)")
     return value
 
 
 def check_headline(value: str) -> str:
+    check_unicode(value)
     if not value.strip():
         raise ValueError("must not be empty; omit it to derive it from the content's first line")
     if len(value) > MAX_HEADLINE_CHARS:
@@ -222,7 +240,8 @@ class BootstrapRequest(Fence):
     """SPEC §4 input."""
 
     terms: Annotated[
-        list[Annotated[str, Field(max_length=MAX_TERM_CHARS)]], Field(max_length=MAX_TERMS)
+        list[Annotated[str, Field(max_length=MAX_TERM_CHARS), BeforeValidator(check_unicode_if_str)]],
+        Field(max_length=MAX_TERMS),
     ] | None = Field(default=None, description="caller-expanded terms; raw, re-rank only, never filter")
     token_budget: Annotated[StrictInt, Field(ge=0)] = Field(
         default=1500, description="token budget for the whole pack; 0 returns an empty pack"

@@ -1,0 +1,49 @@
+"""Request validation (graphsvc.models via graphsvc.validation.parse): the field named and the rule given."""
+
+from __future__ import annotations
+
+import pytest
+
+from graphsvc.errors import BadRequest, InvalidInput
+from graphsvc.models import BootstrapRequest, CapsuleIn, CapsuleUpdate, IngestBatch, ListRequest
+from graphsvc.validation import parse
+
+LONE = "p\ud800"  # what json.loads gives for "p\\ud800": a str Python holds but UTF-8 cannot encode
+
+SURROGATE_RULE = "must be valid Unicode text (no lone surrogates)"
+
+
+@pytest.mark.parametrize(
+    ("model", "data", "field"),
+    [
+        (CapsuleIn, {"project_id": LONE, "kind": "fact", "content": "x"}, "project_id"),
+        (CapsuleIn, {"project_id": "p", "kind": "fact", "content": "x", "headline": LONE}, "headline"),
+        (CapsuleIn, {"project_id": "p", "kind": "fact", "content": LONE}, "content"),
+        (CapsuleUpdate, {"headline": LONE}, "headline"),
+        (BootstrapRequest, {"project_id": LONE}, "project_id"),
+        (BootstrapRequest, {"project_prefix": LONE}, "project_prefix"),
+        (BootstrapRequest, {"project_prefix": LONE + "/"}, "project_prefix"),  # its message would quote the value
+        (BootstrapRequest, {"terms": ["ok", LONE]}, "terms[1]"),
+        (ListRequest, {"project_prefix": LONE}, "project_prefix"),
+    ],
+)
+def test_lone_surrogates_are_refused_naming_the_field(model, data, field):
+    with pytest.raises((BadRequest, InvalidInput)) as caught:
+        parse(model, data, InvalidInput)
+    assert caught.value.field == field
+    assert SURROGATE_RULE in caught.value.message
+    assert caught.value.message.encode("utf-8")  # the error itself must be sendable
+
+
+def test_valid_non_ascii_text_still_passes():
+    item = parse(CapsuleIn, {"project_id": "équipe/日本", "kind": "fact", "content": "😀 ok", "headline": "Café"},
+                 InvalidInput)
+    assert (item.project_id, item.headline) == ("équipe/日本", "Café")
+    assert parse(BootstrapRequest, {"terms": ["😀", "naïve"]}, BadRequest).terms == ["😀", "naïve"]
+
+
+def test_batch_errors_carry_the_item_index():
+    with pytest.raises(InvalidInput) as caught:
+        parse(IngestBatch, {"items": [{"project_id": "p", "kind": "fact", "content": "x"},
+                                      {"project_id": LONE, "kind": "fact", "content": "x"}]}, InvalidInput)
+    assert caught.value.field == "items[1].project_id"
