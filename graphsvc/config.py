@@ -8,12 +8,14 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from pydantic import Field, SecretStr
+from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 LOCAL_BOLT_URI = "bolt://127.0.0.1:7687"
 LOCAL_USER = "neo4j"
 LOCAL_PASSWORD = "graphsvc-local-password"
+#: The names both `logging` (upper-cased) and uvicorn (lower-cased) understand.
+LOG_LEVELS = ("critical", "error", "warning", "info", "debug")
 
 
 class Settings(BaseSettings):
@@ -31,6 +33,15 @@ class Settings(BaseSettings):
     graphsvc_log_level: str = Field(default="info")
     # Seconds a request may wait for Neo4j before the service answers 503.
     graphsvc_neo4j_timeout: float = Field(default=2.0, gt=0)
+
+    @field_validator("graphsvc_log_level")
+    @classmethod
+    def _known_log_level(cls, value: str) -> str:
+        """A typo must fail at start-up, not inside logging.basicConfig or uvicorn later."""
+        level = value.strip().lower()
+        if level not in LOG_LEVELS:
+            raise ValueError(f"'{value}' is not a log level; use one of {', '.join(LOG_LEVELS)}")
+        return level
 
 
 @lru_cache(maxsize=1)
