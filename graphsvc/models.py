@@ -18,6 +18,8 @@ from pydantic import (
     ConfigDict,
     Field,
     StrictInt,
+    ValidationInfo,
+    field_validator,
     model_validator,
 )
 
@@ -162,15 +164,29 @@ class CapsuleIn(StrictModel):
     blocks: CapsuleIds = Field(default_factory=list, description="task/epic ids that cannot start until this is done")
     blocked_by: CapsuleIds = Field(default_factory=list, description="task/epic ids that must be done first")
 
+    # Field validators (not one model validator) so a 422 names `items[i].status`, not just `items[i]`.
+    # `kind` is declared before these fields, so it is in info.data once it has validated.
+
+    @field_validator("status")
+    @classmethod
+    def _status_only_for_dag_kinds(cls, value: Status | None, info: ValidationInfo) -> Status | None:
+        kind = info.data.get("kind")
+        if value is not None and kind is not None and kind not in DAG_KINDS:
+            raise ValueError(f"status is only for task and epic capsules, not kind '{kind}'")
+        return value
+
+    @field_validator("blocks", "blocked_by")
+    @classmethod
+    def _blocks_only_for_dag_kinds(cls, value: list[str], info: ValidationInfo) -> list[str]:
+        kind = info.data.get("kind")
+        if value and kind is not None and kind not in DAG_KINDS:
+            raise ValueError(f"BLOCKS edges join task/epic capsules only; kind '{kind}' cannot block or be blocked")
+        return value
+
     @model_validator(mode="after")
-    def _kind_rules(self) -> "CapsuleIn":
-        if self.kind in DAG_KINDS:
-            if self.status is None:
-                self.status = "open"
-        elif self.status is not None:
-            raise ValueError(f"status is only for task and epic capsules, not kind '{self.kind}'")
-        if (self.blocks or self.blocked_by) and self.kind not in DAG_KINDS:
-            raise ValueError(f"BLOCKS edges join task/epic capsules only; kind '{self.kind}' cannot block or be blocked")
+    def _defaults(self) -> "CapsuleIn":
+        if self.kind in DAG_KINDS and self.status is None:
+            self.status = "open"
         if self.headline is None:
             self.headline = derive_headline(self.content)
         return self

@@ -45,7 +45,7 @@ def test_ingest_single_and_bad_batch(client):
     error = error_of(client.post("/v1/capsules", json={"items": [
         {"project_id": "nott", "kind": "fact", "content": "ok"},
         {"project_id": "nott", "kind": "fact", "content": "x", "blocks": ["cap-1"]}]}), 422)
-    assert error["code"] == "invalid" and error["field"] == "items[1]" and "BLOCKS" in error["message"]
+    assert error["code"] == "invalid" and error["field"] == "items[1].blocks" and "BLOCKS" in error["message"]
     error_of(client.post("/v1/capsules", content=b"{oops"), 400)
 
 

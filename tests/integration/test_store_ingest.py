@@ -94,7 +94,12 @@ def test_blocks_reference_to_a_non_task_is_refused(svc):
     [
         ({"project_id": "nott", "kind": "note", "content": "x"}, "items[0].kind", "Input should be"),
         ({"project_id": "nott", "kind": "fact", "content": "  "}, "items[0].content", "must not be empty"),
-        ({"project_id": "nott", "kind": "fact", "content": "x", "status": "open"}, "items[0]", "status is only"),
+        ({"project_id": "nott", "kind": "fact", "content": "x", "status": "open"}, "items[0].status",
+         "status is only"),
+        ({"project_id": "nott", "kind": "decision", "content": "x", "blocks": ["cap-1"]}, "items[0].blocks",
+         "cannot block or be blocked"),
+        ({"project_id": "nott", "kind": "doc", "content": "x", "blocked_by": ["cap-1"]}, "items[0].blocked_by",
+         "cannot block or be blocked"),
         ({"project_id": "a//b", "kind": "fact", "content": "x"}, "items[0].project_id", "empty segment"),
         ({"project_id": "nott", "kind": "fact", "content": "x", "colour": 1}, "items[0].colour", "accepted:"),
         ({"project_id": "nott", "kind": "fact", "content": "x", "headline": "h" * 121}, "items[0].headline",

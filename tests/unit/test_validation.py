@@ -47,3 +47,34 @@ def test_batch_errors_carry_the_item_index():
         parse(IngestBatch, {"items": [{"project_id": "p", "kind": "fact", "content": "x"},
                                       {"project_id": LONE, "kind": "fact", "content": "x"}]}, InvalidInput)
     assert caught.value.field == "items[1].project_id"
+
+
+@pytest.mark.parametrize(
+    ("extra", "field", "rule"),
+    [
+        ({"status": "open"}, "items[0].status", "status is only for task and epic capsules, not kind 'fact'"),
+        ({"blocks": ["cap-1"]}, "items[0].blocks", "kind 'fact' cannot block or be blocked"),
+        ({"blocked_by": ["cap-1"]}, "items[0].blocked_by", "kind 'fact' cannot block or be blocked"),
+    ],
+)
+def test_kind_rules_name_the_offending_field(extra, field, rule):
+    with pytest.raises(InvalidInput) as caught:
+        parse(IngestBatch, {"items": [{"project_id": "p", "kind": "fact", "content": "x", **extra}]}, InvalidInput)
+    assert caught.value.field == field
+    assert rule in caught.value.message
+
+
+def test_a_bad_kind_is_reported_once_not_again_as_a_kind_rule():
+    with pytest.raises(InvalidInput) as caught:
+        parse(CapsuleIn, {"project_id": "p", "kind": "note", "content": "x", "status": "open"}, InvalidInput)
+    assert [d["field"] for d in caught.value.details] == ["kind"]
+
+
+def test_tasks_default_to_open_and_keep_their_edges_and_headline_is_derived():
+    item = parse(CapsuleIn, {"project_id": "p", "kind": "task", "content": "\n  Ship it \nnow",
+                             "blocks": ["cap-1"], "blocked_by": ["cap-2"]}, InvalidInput)
+    assert (item.status, item.blocks, item.blocked_by, item.headline) == ("open", ["cap-1"], ["cap-2"], "Ship it")
+    fact = parse(CapsuleIn, {"project_id": "p", "kind": "fact", "content": "x"}, InvalidInput)
+    assert fact.status is None
+    epic = parse(CapsuleIn, {"project_id": "p", "kind": "epic", "content": "x", "status": "done"}, InvalidInput)
+    assert epic.status == "done"
