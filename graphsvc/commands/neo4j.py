@@ -6,19 +6,24 @@ import argparse
 import sys
 import time
 
-from ..neo4j_local import LocalNeo4j, LocalNeo4jError
+from ..neo4j_local import INSTANCE_PORTS, LocalNeo4j, LocalNeo4jError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("neo4j", help="start, stop or inspect the local Neo4j 5.26 server")
     parser.add_argument("action", choices=["start", "stop", "status", "install"])
-    parser.add_argument("--instance", default="dev", help="'dev' (Bolt 7687, HTTP 7474) or 'test' (7688/7475)")
+    known = ", ".join(f"{name} (Bolt {bolt}, HTTP {http})" for name, (bolt, http) in INSTANCE_PORTS.items())
+    parser.add_argument(
+        "--instance", default="dev", metavar="{" + "|".join(INSTANCE_PORTS) + "}",
+        help=f"which server: {known}; default dev. Another name needs GRAPHSVC_NEO4J_<NAME>_BOLT_PORT and "
+        "GRAPHSVC_NEO4J_<NAME>_HTTP_PORT set",
+    )
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    local = LocalNeo4j.named(args.instance)
     try:
+        local = LocalNeo4j.checked(args.instance)
         if args.action == "install":
             print(f"Neo4j jars in {local.install()}")
         elif args.action == "start":

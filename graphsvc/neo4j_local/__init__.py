@@ -15,6 +15,7 @@ is wiped between tests; `bench` (Bolt 7689, HTTP 7476) is wiped by benchmarks.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import time
@@ -29,6 +30,8 @@ _ADMIN = "org.neo4j.server.startup.Neo4jAdminCommand"
 DEFAULT_PASSWORD = "graphsvc-local-password"
 
 INSTANCE_PORTS = {"dev": (7687, 7474), "test": (7688, 7475), "bench": (7689, 7476)}
+#: Instance names become a folder name and part of an environment variable name.
+_INSTANCE_NAME = re.compile(r"[a-z][a-z0-9_-]{0,31}")
 
 
 class LocalNeo4jError(RuntimeError):
@@ -71,6 +74,30 @@ class LocalNeo4j:
             http_port=int(os.environ.get(prefix + "HTTP_PORT", http)),
             password=os.environ.get("GRAPHSVC_LOCAL_NEO4J_PASSWORD", DEFAULT_PASSWORD),
         )
+
+    @classmethod
+    def checked(cls, instance: str) -> "LocalNeo4j":
+        """`named`, but refusing an instance whose ports nobody chose.
+
+        Any other name would silently get dev's ports (and reach dev's server or clash with
+        it), so a custom instance must set both GRAPHSVC_NEO4J_<NAME>_BOLT_PORT and _HTTP_PORT.
+        """
+        if not _INSTANCE_NAME.fullmatch(instance):
+            raise LocalNeo4jError(f"instance name '{instance}' must be lowercase letters, digits, '_' or '-' "
+                                  "(starting with a letter, at most 32 characters)")
+        prefix = f"GRAPHSVC_NEO4J_{instance.upper()}_"
+        if instance not in INSTANCE_PORTS:
+            missing = [prefix + port for port in ("BOLT_PORT", "HTTP_PORT") if not os.environ.get(prefix + port)]
+            if missing:
+                raise LocalNeo4jError(
+                    f"unknown instance '{instance}': use one of {', '.join(INSTANCE_PORTS)}, or choose its ports "
+                    f"by setting {' and '.join(missing)}"
+                )
+        for port in ("BOLT_PORT", "HTTP_PORT"):
+            value = os.environ.get(prefix + port)
+            if value is not None and not (value.isdigit() and 1 <= int(value) <= 65535):
+                raise LocalNeo4jError(f"{prefix}{port}='{value}' is not a port number (1-65535)")
+        return cls.named(instance)
 
     # -- where things are -------------------------------------------------
 
