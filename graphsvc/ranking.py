@@ -2,18 +2,22 @@
 
 Every key is a pure function of the capsule, the request's terms and the
 request clock, so the same store, request and clock always rank the same way.
+Decay is monotone in age, so the sort key is the exact integer age (clamped
+at 0, in microseconds) rather than the float weight: the same order, without
+the float underflowing to 0.0 (and tying everything) past ~265 years, and the
+same key the bootstrap Cypher orders by (the clamped ``updated_at``).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from graphsvc.candidates import Candidate
 from graphsvc.textmatch import covered_terms, covered_tokens, text_tokens
 
-__all__ = ["HALF_LIFE_DAYS", "decay", "id_number", "rank"]
+__all__ = ["HALF_LIFE_DAYS", "age_microseconds", "decay", "id_number", "rank"]
 
 #: A capsule's weight halves every 90 days since its last update: a quarter
 #: is long enough that standing knowledge does not vanish between releases,
@@ -22,6 +26,7 @@ HALF_LIFE_DAYS = 90
 
 _HALF_LIFE_SECONDS = HALF_LIFE_DAYS * 86_400
 _CAPSULE_ID = re.compile(r"cap-(\d+)")
+_MICROSECOND = timedelta(microseconds=1)
 
 
 def _require_aware(value: datetime, name: str) -> None:
@@ -41,6 +46,13 @@ def decay(updated_at: datetime, now: datetime) -> float:
     return 0.5 ** (age_seconds / _HALF_LIFE_SECONDS)
 
 
+def age_microseconds(updated_at: datetime, now: datetime) -> int:
+    """Exact age in whole microseconds, 0 for a future ``updated_at``: the rank key, since decay falls with age."""
+    _require_aware(updated_at, "updated_at")
+    _require_aware(now, "now")
+    return max(0, (now - updated_at) // _MICROSECOND)
+
+
 def id_number(capsule_id: str) -> int:
     """The numeric part of ``cap-<n>``: ids order by number, so cap-9 precedes cap-10."""
     match = _CAPSULE_ID.fullmatch(capsule_id)
@@ -54,7 +66,7 @@ def rank(
     term_sets: Sequence[frozenset[str]],
     now: datetime,
 ) -> list[Candidate]:
-    """Order by coverage desc, decay desc, numeric id asc.
+    """Order by coverage desc, decay desc (compared as exact age asc), numeric id asc.
 
     Coverage is compared as (whole terms covered, distinct term tokens covered):
     a term counts as covered when ALL its tokens occur in the capsule (issue #4),
@@ -66,14 +78,14 @@ def rank(
     """
 
     if not term_sets:  # no terms: every coverage is 0, so skip tokenizing altogether
-        return sorted(candidates, key=lambda c: (-decay(c.updated_at, now), id_number(c.id)))
+        return sorted(candidates, key=lambda c: (age_microseconds(c.updated_at, now), id_number(c.id)))
 
-    def sort_key(candidate: Candidate) -> tuple[int, int, float, int]:
+    def sort_key(candidate: Candidate) -> tuple[int, int, int, int]:
         tokens = text_tokens(candidate.headline, candidate.content)
         return (
             -covered_terms(term_sets, tokens),
             -covered_tokens(term_sets, tokens),
-            -decay(candidate.updated_at, now),
+            age_microseconds(candidate.updated_at, now),
             id_number(candidate.id),
         )
 

@@ -1,4 +1,4 @@
-"""Section ranking: covered term tokens desc, decay desc, numeric id asc."""
+"""Section ranking: covered term tokens desc, decay desc (as exact age asc), numeric id asc."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from graphsvc.candidates import Candidate
-from graphsvc.ranking import HALF_LIFE_DAYS, decay, id_number, rank
+from graphsvc.ranking import HALF_LIFE_DAYS, age_microseconds, decay, id_number, rank
 from graphsvc.textmatch import term_token_sets, tokenize
 
 NOW = datetime(2026, 12, 2, 14, 0, tzinfo=timezone.utc)
@@ -75,6 +75,21 @@ def test_without_terms_order_is_decay_then_numeric_id() -> None:
     assert ids(rank(candidates, [], NOW)) == ["cap-3", "cap-4", "cap-100", "cap-9", "cap-10", "cap-2"]
 
 
+def test_centuries_old_capsules_still_rank_newer_first() -> None:
+    # 0.5 ** (age / 90 days) underflows to 0.0 past ~265 years; the exact age does not.
+    assert decay(NOW - timedelta(days=300 * 365), NOW) == decay(NOW - timedelta(days=400 * 365), NOW) == 0.0
+    candidates = [capsule(1, days_old=400 * 365), capsule(2, days_old=300 * 365)]
+    assert ids(rank(candidates, [], NOW)) == ["cap-2", "cap-1"]
+    assert ids(rank(candidates, term_token_sets(["capsule"]), NOW)) == ["cap-2", "cap-1"]
+
+
+def test_age_is_exact_microseconds_clamped_at_zero() -> None:
+    assert age_microseconds(NOW - timedelta(days=1, microseconds=3), NOW) == 86_400_000_003
+    assert age_microseconds(NOW + timedelta(days=3), NOW) == 0
+    with pytest.raises(ValueError, match="timezone-aware"):
+        age_microseconds(datetime(2026, 1, 1), NOW)
+
+
 def test_terms_rank_by_coverage_before_decay() -> None:
     candidates = [
         capsule(1, "fresh but unrelated", days_old=0),
@@ -135,13 +150,13 @@ def test_rank_is_a_permutation_ordered_by_the_reference_key(
     term_tokens = {token for term in terms for token in tokenize(term)}
     whole_terms = {frozenset(tokenize(term)) for term in terms if tokenize(term)}
 
-    def reference_key(c: Candidate) -> tuple[int, int, float, int]:
+    def reference_key(c: Candidate) -> tuple[int, int, int, int]:
         capsule_tokens = set(tokenize(c.headline)) | set(tokenize(c.content))
-        age = max(0.0, (NOW - c.updated_at).total_seconds())
+        age_us = max(0, (NOW - c.updated_at) // timedelta(microseconds=1))  # decay falls as age grows
         return (
             -sum(1 for term in whole_terms if term <= capsule_tokens),
             -len(term_tokens & capsule_tokens),
-            -(0.5 ** (age / (90 * 86400))),
+            age_us,
             int(c.id[4:]),
         )
 
