@@ -15,6 +15,7 @@ import sys
 from pydantic import ValidationError
 
 from . import commands
+from .config import InvalidNeo4jUri
 from .errors import ServiceError
 
 
@@ -55,6 +56,8 @@ def main(argv: list[str] | None = None) -> int:
         return _fail(f"the input is not UTF-8 text ({exc.reason} at byte {exc.start})")
     except ValidationError as exc:
         return _fail(_settings_problem(exc))
+    except InvalidNeo4jUri as exc:
+        return _fail(str(exc))
     except OSError as exc:
         where = f": {exc.filename}" if exc.filename else ""
         return _fail(f"{exc.strerror or exc}{where}")

@@ -18,6 +18,10 @@ LOCAL_PASSWORD = "graphsvc-local-password"
 LOG_LEVELS = ("critical", "error", "warning", "info", "debug")
 
 
+class InvalidNeo4jUri(ValueError):
+    """NEO4J_URI is not a URI the driver accepts (raised by db.Database); the message never carries its userinfo."""
+
+
 class Settings(BaseSettings):
     """Everything the service reads from its environment."""
 

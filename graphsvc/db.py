@@ -10,26 +10,43 @@ credentials never appear in the messages.
 from __future__ import annotations
 
 import logging
+import re
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator, TypeVar
 
 import neo4j
 from neo4j import GraphDatabase, ManagedTransaction, RoutingControl
-from neo4j.exceptions import ClientError, DriverError, ServiceUnavailable, SessionExpired, TransientError
+from neo4j.exceptions import ClientError, ConfigurationError, DriverError, ServiceUnavailable, SessionExpired, TransientError
 
 from . import cypher
-from .config import Settings
+from .config import InvalidNeo4jUri, Settings
 from .errors import Conflict, Unavailable
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
+
+#: Everything between "//" and the LAST "@": a password may itself contain "/" or "@".
+_USERINFO = re.compile(r"//(.*)@")
+
+
+def redact_uri(uri: str) -> str:
+    """The URI with any userinfo (user:password@) replaced by ***, safe to log or show."""
+    return _USERINFO.sub("//***@", uri, count=1)
+
+
+def _clean_reason(exc: Exception, uri: str, redacted: str) -> str:
+    reason = str(exc).replace(uri, redacted)
+    userinfo = _USERINFO.search(uri)
+    if userinfo and userinfo.group(1) and userinfo.group(1) in reason:  # the driver quoted it some other way
+        return type(exc).__name__
+    return reason
 
 
 class Database:
     """A driver plus the database name, with outage handling and named statements."""
 
     def __init__(self, uri: str, user: str, password: str, database: str = "neo4j", timeout: float = 2.0):
-        self.uri = uri
+        self.uri = redact_uri(uri)  # it appears in 503 messages and logs
         self.database = database
         self.timeout = timeout
         # `timeout` budgets the WHOLE wait for Neo4j, retries included. With every knob set to it
@@ -37,16 +54,22 @@ class Database:
         # (tests/integration/test_outage.py). The Bolt handshake is bounded by the acquisition
         # deadline and its failure is retried, so the worst case is two attempts plus one delay:
         # 2 * timeout/3 + timeout/10 (±20 %) ≈ 0.8 * timeout; a refused connection ≈ 0.4 * timeout.
-        self._driver = GraphDatabase.driver(
-            uri,
-            auth=(user, password),
-            connection_timeout=timeout / 4,
-            connection_acquisition_timeout=timeout / 3,
-            max_transaction_retry_time=timeout / 4,
-            initial_retry_delay=min(timeout / 10, 0.2),  # deadlock retries stay brisk too
-            liveness_check_timeout=0,
-            notifications_min_severity="OFF",
-        )
+        try:
+            self._driver = GraphDatabase.driver(
+                uri,
+                auth=(user, password),
+                connection_timeout=timeout / 4,
+                connection_acquisition_timeout=timeout / 3,
+                max_transaction_retry_time=timeout / 4,
+                initial_retry_delay=min(timeout / 10, 0.2),  # deadlock retries stay brisk too
+                liveness_check_timeout=0,
+                notifications_min_severity="OFF",
+            )
+        except (ConfigurationError, ValueError) as exc:
+            # The driver's message quotes the whole URI, userinfo (a password?) included.
+            hint = "; put the credentials in NEO4J_USER / NEO4J_PASSWORD" if self.uri != uri else ""
+            reason = _clean_reason(exc, uri, self.uri).rstrip(".")
+            raise InvalidNeo4jUri(f"NEO4J_URI {self.uri} is not usable: {reason}{hint}") from None
 
     @classmethod
     def from_settings(cls, settings: Settings) -> "Database":

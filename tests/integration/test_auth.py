@@ -13,6 +13,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from pydantic import SecretStr
 
+from graphsvc.config import InvalidNeo4jUri
 from graphsvc.db import Database
 from graphsvc.http.app import create_app
 from graphsvc.http.auth import configured_token
@@ -147,3 +148,24 @@ def test_credentials_never_appear_when_neo4j_refuses_them(neo4j_target, caplog):
     statuses, bodies = exercise_failing_service(Database(neo4j_target.uri, "leak-probe", PASSWORD, timeout=5.0))
     assert 500 not in statuses and 200 not in statuses, statuses
     assert_no_secret_in(bodies + [caplog.text])
+
+
+@pytest.mark.parametrize("uri", [
+    f"bolt://neo4j:{PASSWORD}@127.0.0.1:7687",      # userinfo: the driver refuses it and quotes the URI
+    f"neo4j+s://neo4j:{PASSWORD}@db.example:7687",
+    f"ftp://neo4j:{PASSWORD}@127.0.0.1:7687",       # a bad scheme
+    f"bolt://neo4j:{PASSWORD}@[::1",               # unparseable (the driver raises a bare ValueError)
+])
+def test_a_neo4j_uri_with_a_password_is_refused_without_echoing_it(uri, caplog):
+    caplog.set_level(logging.DEBUG)
+    with pytest.raises(InvalidNeo4jUri) as refused:
+        Database(uri, "neo4j", "pw", timeout=1.0)
+    message = str(refused.value)
+    assert "NEO4J_URI" in message and "://***@" in message and "NEO4J_PASSWORD" in message
+    assert refused.value.__cause__ is None and refused.value.__suppress_context__  # no chained driver message
+    assert_no_secret_in([message, caplog.text])
+
+
+def test_a_bad_scheme_without_userinfo_names_the_uri():
+    with pytest.raises(InvalidNeo4jUri, match=r"NEO4J_URI ftp://127\.0\.0\.1:7687 is not usable: URI scheme 'ftp'"):
+        Database("ftp://127.0.0.1:7687", "neo4j", "pw")

@@ -47,6 +47,12 @@ def test_a_bad_setting_never_echoes_its_value():
     assert "s3cret" not in result.stderr
 
 
+def test_a_neo4j_uri_carrying_a_password_is_one_line_without_it():
+    result = run_cli("bootstrap", NEO4J_URI="bolt://neo4j:pw-s3cret@127.0.0.1:7687")
+    assert_one_line_failure(result, "NEO4J_URI", "bolt://***@127.0.0.1:7687")
+    assert "pw-s3cret" not in result.stderr
+
+
 def test_log_levels_are_case_insensitive():
     from graphsvc.config import Settings
 
