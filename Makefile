@@ -41,7 +41,16 @@ up: $(STAMP)
 		echo "graphsvc already serving on http://127.0.0.1:$(PORT)"; \
 	else \
 		GRAPHSVC_PORT=$(PORT) nohup $(BIN)/graphsvc serve > $(RUN_DIR)/serve.log 2>&1 & echo $$! > $(RUN_DIR)/serve.pid; \
-		for i in $$(seq 1 60); do curl -sf http://127.0.0.1:$(PORT)/readyz >/dev/null && break; sleep 0.5; done; \
+		set --; if [ -n "$$GRAPHSVC_API_TOKEN" ]; then set -- -H "Authorization: Bearer $$GRAPHSVC_API_TOKEN"; fi; \
+		ready=no; for i in $$(seq 1 60); do \
+			if curl -sf "$$@" http://127.0.0.1:$(PORT)/readyz >/dev/null; then ready=yes; break; fi; sleep 0.5; \
+		done; \
+		if [ $$ready = no ]; then \
+			echo "graphsvc did not become ready on http://127.0.0.1:$(PORT) within 30 s; last lines of $(RUN_DIR)/serve.log:" >&2; \
+			tail -n 20 $(RUN_DIR)/serve.log >&2; \
+			kill $$(cat $(RUN_DIR)/serve.pid) 2>/dev/null; rm -f $(RUN_DIR)/serve.pid; \
+			exit 1; \
+		fi; \
 		echo "graphsvc serving on http://127.0.0.1:$(PORT) (log: $(RUN_DIR)/serve.log)"; \
 	fi
 
