@@ -211,7 +211,7 @@ memory_ingest with supersedes when something was replaced by a newer version."""
 LIST_DESCRIPTION = """\
 Page through capsules inside a scope fence (project_id exact and/or project_prefix subtree), optionally \
 filtered by kind, tier and status, in a stable order. Pass the returned cursor back to get the next page. \
-Tombstoned capsules are hidden unless include_tombstoned is true. Use it to browse; use memory_bootstrap to decide what to do."""
+Tombstoned capsules never appear here (memory_get still shows them). Use it to browse; use memory_bootstrap to decide what to do."""
 
 
 def _bootstrap(service: GraphService, args: dict[str, Any]) -> dict[str, Any]:

@@ -281,6 +281,5 @@ class ListRequest(Fence):
     kind: Kind | None = None
     tier: Tier | None = None
     status: Status | None = Field(default=None, description="task/epic status; other kinds never match")
-    include_tombstoned: bool = Field(default=False, description="tombstoned capsules are hidden unless true")
     limit: Annotated[int, Field(ge=1, le=MAX_LIST_LIMIT)] = Field(default=50, description="page size, at most 500")
     cursor: str | None = Field(default=None, description="next_cursor of the previous page; omit for the first")

@@ -9,7 +9,7 @@ WHERE c.seq > $after
   AND ($kind IS NULL OR c.kind = $kind)
   AND ($tier IS NULL OR c.tier = $tier)
   AND ($status IS NULL OR c.status = $status)
-  AND ($include_tombstoned OR c.tombstoned_at IS NULL)
+  AND c.tombstoned_at IS NULL  // SPEC §1: only memory_get shows tombstoned capsules
 WITH c ORDER BY c.seq ASC LIMIT $limit
 RETURN properties(c) AS props,
        COLLECT { MATCH (c)-[r:BLOCKS|SUPERSEDES]->(o:Capsule)

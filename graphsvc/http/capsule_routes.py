@@ -50,8 +50,9 @@ OPERATIONS = [
     Operation(
         "GET", "/v1/capsules", "List capsules: fenced, filtered, paginated",
         description="Query parameters: project_id (exact) and/or project_prefix (subtree: 'nott' covers 'nott' and "
-        "'nott/x', never 'nottx'), kind, tier, status, include_tombstoned (default false), limit (1-500, default "
-        "50), cursor (next_cursor of the previous page). Ordered by id number; pages are stable under writes. "
+        "'nott/x', never 'nottx'), kind, tier, status, limit (1-500, default 50), "
+        "cursor (next_cursor of the previous page). Tombstoned capsules are never listed (GET them by id). "
+        "Ordered by id number; pages are stable under writes. "
         "Answer: {capsules: [...], next_cursor: string|null}.",
         parameters=tuple(_query_parameters()), error_statuses=(400, 401, 503),
     ),

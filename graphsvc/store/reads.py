@@ -83,7 +83,6 @@ def list_capsules(db: Database, data: Any, now: datetime) -> dict[str, Any]:
         kind=request.kind,
         tier=request.tier,
         status=request.status,
-        include_tombstoned=request.include_tombstoned,
     )
     page = records[: request.limit]
     more = len(records) > request.limit

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import datetime, timezone
 
 import pytest
@@ -114,11 +115,16 @@ def test_list_fences_and_filters(fenced, query, expected):
     assert ids(fenced.list(query)) == expected
 
 
-def test_list_hides_tombstoned_unless_asked(fenced):
+def test_list_never_shows_tombstoned_but_get_and_export_do(fenced):
     fenced.tombstone(["cap-2"])
     assert ids(fenced.list({"project_prefix": "nott/x"})) == ["cap-4"]
-    page = fenced.list({"project_prefix": "nott/x", "include_tombstoned": True})
-    assert ids(page) == ["cap-2", "cap-4"] and page["capsules"][0]["tombstoned"] is True
+    assert "cap-2" not in ids(fenced.list({"limit": 500}))
+    with pytest.raises(BadRequest) as refused:  # the old opt-in is gone: SPEC §1 allows only memory_get
+        fenced.list({"project_prefix": "nott/x", "include_tombstoned": True})
+    assert refused.value.field == "include_tombstoned"
+    assert fenced.get(["cap-2"])["capsules"][0]["tombstoned"] is True
+    exported = [json.loads(line) for line in fenced.export_lines()]
+    assert any(row.get("capsule", {}).get("id") == "cap-2" and row["capsule"]["tombstoned_at"] for row in exported)
 
 
 @pytest.mark.parametrize(
