@@ -43,7 +43,8 @@ NOTHING_READY_MESSAGE = (
     "Add a task, mark its blockers done, or widen the scope."
 )
 CYCLE_MESSAGE = (
-    "These live tasks block each other in a cycle, so nothing is reported ready (fail closed). "
+    "These live tasks block each other in a cycle, so no next action or ready task is shown (fail closed); "
+    "ready_total still counts the tasks that would otherwise be ready. "
     "To repair it: mark one of these done, supersede or tombstone it, or remove a BLOCKS edge."
 )
 
@@ -63,7 +64,7 @@ class PackInputs:
     decay-order prefix plus every row that might cover a term). The ``*_total`` fields are exact counts and
     are echoed as they are. When ``cycle`` is not None (ids already rotated so
     the smallest comes first) the ready state is "cycle" and ``ready`` is
-    ignored.
+    ignored; ``ready_total`` is still echoed (SPEC §3: the exact count).
     """
 
     constraints: Sequence[Candidate]
@@ -128,10 +129,14 @@ def trap_row(candidate: Candidate) -> Row:
 
 @dataclass(frozen=True)
 class _ReadyPlan:
-    """The ready section before the budget: its head (floor) and its capped rows."""
+    """The ready section before the budget: its head (floor) and its capped rows.
+
+    The head is charged as the section renders without rows (state, and the
+    next_action row, cycle ids or message), so nothing shown is free.
+    """
 
     state: str
-    head: Row  # what the head is charged as; also the next_action row itself
+    head: Row  # the next_action row itself, or {"cycle": ids}, or {"message": text}
     head_ids: tuple[str, ...]
     head_is_row: bool
     rows: list[Row]
@@ -141,8 +146,8 @@ class _ReadyPlan:
 def _plan_ready(inputs: PackInputs, term_sets: Sequence[frozenset[str]], now: datetime) -> _ReadyPlan:
     if inputs.cycle is not None:
         cycle = tuple(inputs.cycle)
-        # Fail closed: nothing counts as ready until the cycle is repaired.
-        return _ReadyPlan("cycle", {"cycle": list(cycle)}, cycle, False, [], 0)
+        # Fail closed: no next action or ready row until the cycle is repaired; the total stays exact.
+        return _ReadyPlan("cycle", {"cycle": list(cycle)}, cycle, False, [], inputs.ready_total)
     ranked = [capsule_row(c) for c in rank(inputs.ready, term_sets, now)]
     if not ranked:
         return _ReadyPlan(
@@ -219,7 +224,8 @@ def assemble_pack(inputs: PackInputs, request: PackRequest, now: datetime) -> di
         first = constraints[0]
         if fill.charge_floor(token_cost(first), (first["id"],), is_row=True):
             kept_constraints.append(first)
-    has_sections = fill.charge_floor(token_cost(ready.head), ready.head_ids, is_row=ready.head_is_row)
+    ready_head_cost = token_cost(_render_ready(ready, []))
+    has_sections = fill.charge_floor(ready_head_cost, ready.head_ids, is_row=ready.head_is_row)
     kept_constraints += _admit_rows(fill, constraints[1:])
     kept_ready = _admit_rows(fill, ready.rows)
     kept_decisions = _admit_rows(fill, decisions)

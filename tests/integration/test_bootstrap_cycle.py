@@ -11,6 +11,8 @@ import pytest
 
 from datetime import timedelta
 
+from graphsvc.budget import token_cost
+
 from .bootstrap_support import NOW, Store, ready_ids
 
 
@@ -36,8 +38,10 @@ def test_a_live_cycle_fails_closed_with_the_exact_cycle(s):
     assert ready["cycle"] == [a, b, c]
     assert "next_action" not in ready and "ready" not in ready
     assert "cycle" in ready["message"]
-    assert pack["ready_total"] == 0
+    assert pack["ready_total"] == 1  # exact: the free task would be ready; failing closed hides it, not the count
     assert pack["handles"] == [a, b, c]
+    # the whole ready section (state, cycle ids, message) is charged, plus the handles
+    assert pack["budget"]["used_tokens"] == token_cost(ready) + sum(token_cost(i) for i in pack["handles"])
 
 
 def test_the_cycle_is_rotated_to_its_smallest_id_in_blocks_direction(s):

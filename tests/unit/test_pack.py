@@ -105,12 +105,12 @@ def ready_ids(pack: dict[str, Any]) -> list[str]:
 
 
 def head_of(ready: dict[str, Any]) -> Any:
-    """What the ready head is charged as, read back from the returned pack."""
-    if ready["state"] == "next_action":
-        return ready["next_action"]
-    if ready["state"] == "cycle":
-        return {"cycle": ready["cycle"]}
-    return {"message": ready["message"]}
+    """What the ready head is charged as, read back from the returned pack: the section without its rows.
+
+    That is the state plus the next_action row, or the cycle ids and message, or the nothing-ready message,
+    so nothing the section shows is free.
+    """
+    return {key: value for key, value in ready.items() if key != "ready"}
 
 
 def surfaced_ids(pack: dict[str, Any]) -> list[str]:
@@ -204,8 +204,9 @@ def test_full_pack_has_exact_shape_and_orders() -> None:
     assert list(pack) == [key for key in SECTION_ORDER]
     first = pack["constraints"][0]
     head = pack["ready"]["next_action"]
-    assert pack["budget"]["floor_tokens"] == token_cost(first) + token_cost("cap-2") + token_cost(head) + token_cost(
-        "cap-12"
+    assert pack["budget"]["floor_tokens"] == (
+        token_cost(first) + token_cost("cap-2") + token_cost({"next_action": head, "state": "next_action"})
+        + token_cost("cap-12")
     )
     assert pack["budget"]["used_tokens"] == recomputed_used_tokens(pack)
 
@@ -238,7 +239,7 @@ def test_empty_store_says_nothing_is_ready_and_omits_empty_lists() -> None:
     assert set(pack["ready"]) == {"state", "message"}
     assert "nothing is ready" in pack["ready"]["message"].lower()
     assert pack["ready_total"] == 0
-    assert pack["budget"]["used_tokens"] == token_cost({"message": pack["ready"]["message"]})
+    assert pack["budget"]["used_tokens"] == token_cost({"message": pack["ready"]["message"], "state": "nothing_ready"})
 
 
 def test_cycle_replaces_the_ready_answer_and_fails_closed() -> None:
@@ -252,9 +253,14 @@ def test_cycle_replaces_the_ready_answer_and_fails_closed() -> None:
     assert ready["state"] == "cycle"
     assert ready["cycle"] == ["cap-3", "cap-7", "cap-4"]
     assert "remove a BLOCKS edge" in ready["message"] and "done" in ready["message"]
-    assert pack["ready_total"] == 0
+    assert pack["ready_total"] == 1  # SPEC §3: the exact count; failing closed hides the rows, not the count
     assert pack["handles"] == ["cap-1", "cap-3", "cap-7", "cap-4", "cap-9"]
     assert pack["budget"]["used_tokens"] == recomputed_used_tokens(pack)
+    # the state and the repair message are charged with the cycle ids, not free
+    cycle_head = token_cost({"cycle": ready["cycle"], "message": ready["message"], "state": "cycle"})
+    assert cycle_head > token_cost({"cycle": ready["cycle"]}) + 20
+    handles = sum(token_cost(i) for i in ("cap-1", "cap-3", "cap-7", "cap-4"))
+    assert pack["budget"]["floor_tokens"] == token_cost(pack["constraints"][0]) + cycle_head + handles
 
 
 def test_excerpt_collapses_whitespace_and_truncates_to_240() -> None:
@@ -505,8 +511,8 @@ def test_budget_contract_holds_for_generated_packs(data: PackInputs, req: PackRe
     assert pack.get("handles", []) == list(dict.fromkeys(surfaced_ids(pack)))
     assert len(set(pack.get("handles", []))) == len(pack.get("handles", []))
 
-    # the pack echoes the store's exact totals (cycle fails closed)
-    assert pack["ready_total"] == (0 if data.cycle is not None else data.ready_total)
+    # the pack echoes the store's exact totals (a cycle hides the ready rows, not the count)
+    assert pack["ready_total"] == data.ready_total
     assert (pack["decisions_total"], pack["traps_total"]) == (data.decisions_total, data.traps_total)
     assert pack["constraints_total"] == data.constraints_total
 
