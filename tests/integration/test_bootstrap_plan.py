@@ -31,10 +31,16 @@ def explain(db, **fence: Any) -> list[tuple[str, str, bool]]:
 
 
 def test_every_section_seeks_the_kind_project_index_and_no_path_is_enumerated(db):
+    # Enough capsules over enough projects that a label scan is never the cheaper plan (on a
+    # few dozen nodes the cost-based planner may rightly prefer one), and no plan cached from an
+    # earlier test's statistics.
     s = Store(db)
-    for n in range(30):
-        s.put(["constraint", "decision", "failure_pattern", "task", "fact"][n % 5], f"capsule {n}",
-              project_id=["nott", "nott/x", "other"][n % 3])
+    kinds = ["constraint", "decision", "failure_pattern", "task", "fact"]
+    projects = ["nott", "nott/x", "other"] + [f"p{n:02d}" for n in range(37)]
+    for batch in range(3):
+        s.many([{"project_id": projects[n % len(projects)], "kind": kinds[n % len(kinds)],
+                 "content": f"capsule {batch}-{n}"} for n in range(1000)])
+    db._driver.execute_query("CALL db.clearQueryCaches()")
     for fence in ({}, {"project_prefix": "nott"}, {"project_id": "nott/x"}):
         plan = explain(db, **fence)
         ops = [op for op, _, _ in plan]
