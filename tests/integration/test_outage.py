@@ -1,8 +1,8 @@
 """Neo4j goes away under a running service: it answers 503 + Retry-After at once, never hangs,
 and serves again by itself when Neo4j is back (SPEC §6).
 
-This test owns a Neo4j of its own (local instance `outage`, on free ports) because it stops and
-starts it; the shared test database is never touched. The service runs as a real `graphsvc serve`
+This test owns a Neo4j of its own (local instance `outage-<pid>`, on free ports, removed at the
+end) because it stops and starts it; the shared test database is never touched. The service runs as a real `graphsvc serve`
 process, configured only through its documented environment variables.
 """
 
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -35,11 +36,14 @@ def free_port() -> int:
 
 @pytest.fixture(scope="module")
 def neo4j() -> Iterator[LocalNeo4j]:
+    # A home of its own per run (the pid in the name): two suites running at once on one machine
+    # must not share a Neo4j home, or one starts (or stops) the other's server.
     local = dataclasses.replace(
-        LocalNeo4j.named("outage"), bolt_port=free_port(), http_port=free_port(), heap="512m", pagecache="64m"
+        LocalNeo4j.named("outage"), instance=f"outage-{os.getpid()}",
+        bolt_port=free_port(), http_port=free_port(), heap="512m", pagecache="64m",
     )
-    local.start()
     try:
+        local.start()
         yield local
     finally:
         pid_file = local.home / "run" / "neo4j.pid"
@@ -50,6 +54,7 @@ def neo4j() -> Iterator[LocalNeo4j]:
                 pass
         if local.is_running():
             local.stop()
+        shutil.rmtree(local.home, ignore_errors=True)
 
 
 def neo4j_pid(local: LocalNeo4j) -> int:
