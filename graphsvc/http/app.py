@@ -53,7 +53,9 @@ async def _http_error(request: Request, exc: Exception) -> JSONResponse:
         404: f"no route {request.method} {request.url.path}; see /openapi.json",
         405: f"{request.method} is not allowed on {request.url.path}; see /openapi.json",
     }.get(exc.status_code, str(exc.detail))
-    return JSONResponse({"error": {"code": code, "message": message}}, status_code=exc.status_code)
+    # Keep Starlette's headers (a 405 carries `Allow`, as RFC 9110 requires).
+    return JSONResponse({"error": {"code": code, "message": message}}, status_code=exc.status_code,
+                        headers=exc.headers)
 
 
 async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
@@ -91,6 +93,9 @@ def create_app(
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         try:
             await call(service.ensure_schema)
+            # Planning the pack statement takes seconds on a fresh Neo4j; pay it here, not on the
+            # first agent's call (budget 0: the same statement, nothing rendered).
+            await call(service.bootstrap, {"token_budget": 0})
         except Unavailable:
             log.warning("Neo4j unreachable at start-up; the schema will be applied when it answers")
         async with mcp.run():  # the MCP session manager lives as long as the app

@@ -250,3 +250,11 @@ def test_a_lone_surrogate_escape_in_json_is_refused_before_any_write(client, db)
     response = client.post("/v1/memory_bootstrap", content=b'{"terms": ["\\udc00x"], "project_prefix": "p\\ud800"}',
                            headers={"content-type": "application/json"})
     assert error_of(response, 400)["field"] in ("terms[0]", "project_prefix")
+
+
+def test_a_wrong_method_is_a_405_with_allow(db):
+    client = TestClient(create_app(GraphService(db, clock=fixed_clock(NOW))))
+    response = client.delete("/v1/capsules/relate")
+    assert response.status_code == 405
+    assert response.json()["error"]["code"] == "method_not_allowed"
+    assert "POST" in response.headers["allow"]
