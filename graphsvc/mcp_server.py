@@ -24,6 +24,7 @@ import mcp_types as types
 from mcp.server import Server
 from mcp.server.stdio import stdio_server
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
+from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel, Field, TypeAdapter
 from starlette.routing import Route
@@ -333,8 +334,20 @@ class McpHttpEndpoint:
     lifespan (a manager runs once, so build one endpoint per app).
     """
 
-    def __init__(self, service: GraphService, path: str = "/mcp"):
-        self.manager = StreamableHTTPSessionManager(app=build_server(service), stateless=True, json_response=True)
+    def __init__(self, service: GraphService, path: str = "/mcp", allowed_hosts: list[str] | None = None):
+        # With `allowed_hosts` (e.g. ["127.0.0.1:*", "localhost:*"]) the SDK refuses requests whose
+        # Host or Origin is anything else: a web page cannot reach a loopback server through DNS
+        # rebinding. None leaves the check off (a service behind a proxy with its own names).
+        security = None
+        if allowed_hosts:
+            security = TransportSecuritySettings(
+                enable_dns_rebinding_protection=True,
+                allowed_hosts=list(allowed_hosts),
+                allowed_origins=[f"http://{host}" for host in allowed_hosts],
+            )
+        self.manager = StreamableHTTPSessionManager(
+            app=build_server(service), stateless=True, json_response=True, security_settings=security
+        )
         self.route = Route(path, endpoint=StreamableHTTPASGIApp(self.manager))
 
     def run(self) -> Any:

@@ -12,6 +12,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
+#: On a loopback bind, /mcp answers only to these Host/Origin names (DNS-rebinding protection).
+LOOPBACK_HOSTS = ["127.0.0.1:*", "localhost:*", "[::1]:*"]
+
+
 def run(args: argparse.Namespace) -> int:
     import uvicorn
 
@@ -21,10 +25,15 @@ def run(args: argparse.Namespace) -> int:
     from ..http.auth import configured_token
 
     settings = get_settings()
-    app = create_app(build_service(settings), api_token=configured_token(settings.graphsvc_api_token))
+    host = args.host or settings.graphsvc_host
+    app = create_app(
+        build_service(settings),
+        api_token=configured_token(settings.graphsvc_api_token),
+        mcp_allowed_hosts=LOOPBACK_HOSTS if host in ("127.0.0.1", "localhost", "::1") else None,
+    )
     uvicorn.run(
         app,
-        host=args.host or settings.graphsvc_host,
+        host=host,
         port=args.port or settings.graphsvc_port,
         log_level=settings.graphsvc_log_level.lower(),
     )

@@ -72,11 +72,18 @@ def all_operations() -> list[Operation]:
 
 
 def create_app(
-    service: GraphService, *, extra_routes: list[Any] | None = None, api_token: str | None = None
+    service: GraphService,
+    *,
+    extra_routes: list[Any] | None = None,
+    api_token: str | None = None,
+    mcp_allowed_hosts: list[str] | None = None,
 ) -> Starlette:
-    """The app; with a non-empty `api_token`, every route but /healthz needs it as a Bearer token."""
+    """The app; with a non-empty `api_token`, every route but /healthz needs it as a Bearer token.
+
+    `mcp_allowed_hosts` turns on the MCP SDK's Host/Origin check for /mcp (see McpHttpEndpoint).
+    """
     document = build_document(all_operations())
-    mcp = McpHttpEndpoint(service)
+    mcp = McpHttpEndpoint(service, allowed_hosts=mcp_allowed_hosts)
 
     async def healthz(request: Request) -> JSONResponse:
         return JSONResponse({"status": "ok"})

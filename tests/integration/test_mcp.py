@@ -223,3 +223,23 @@ def test_the_write_and_read_tools_drive_one_project_end_to_end(connect):
     assert (errors["update_no_id"]["code"], errors["update_no_id"]["field"]) == ("invalid", "id")
     assert errors["relate_self"]["code"] == "invalid" and errors["relate_self"]["field"].startswith("add[0]")
     assert (errors["get_unknown"]["code"], errors["get_unknown"]["field"]) == ("not_found", "ids[1]")
+
+
+def test_loopback_mcp_refuses_a_foreign_host_or_origin(db):
+    # DNS rebinding: a page on evil.example resolving to 127.0.0.1 sends Host/Origin evil.example.
+    import httpx
+
+    from graphsvc.commands.serve import LOOPBACK_HOSTS
+
+    app = create_app(GraphService(db), mcp_allowed_hosts=LOOPBACK_HOSTS)
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
+    headers = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
+    with LiveServer(app) as server:
+        ok = httpx.post(server.url + "/mcp", json=body, headers=headers)
+        assert ok.status_code == 200, ok.text
+        assert any(tool["name"] == "memory_bootstrap" for tool in ok.json()["result"]["tools"])
+        foreign_host = httpx.post(server.url + "/mcp", json=body, headers={**headers, "host": "evil.example"})
+        assert foreign_host.status_code in (400, 403, 421)
+        foreign_origin = httpx.post(server.url + "/mcp", json=body,
+                                    headers={**headers, "origin": "http://evil.example"})
+        assert foreign_origin.status_code in (400, 403, 421)
