@@ -28,20 +28,19 @@ import argparse
 import json
 import os
 import platform
-import socket
 import statistics
-import threading
 import time
 from pathlib import Path
 from typing import Any
 
 import httpx
-import uvicorn
 
 from graphsvc.clock import fixed_clock
 from graphsvc.db import Database
 from graphsvc.http.app import create_app
 from graphsvc.service import GraphService
+
+from tests.integration.live_server import LiveServer
 
 from . import dataset
 from .target import bench_database
@@ -61,32 +60,6 @@ SCENARIOS: dict[str, dict[str, Any]] = {
     "store": {},
     "store+terms": {"terms": TERMS},
 }
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-class Server:
-    """The real app under uvicorn in a background thread."""
-
-    def __init__(self, service: GraphService):
-        self.port = free_port()
-        config = uvicorn.Config(create_app(service), host="127.0.0.1", port=self.port, log_level="warning")
-        self.server = uvicorn.Server(config)
-        self.thread = threading.Thread(target=self.server.run, daemon=True)
-
-    def __enter__(self) -> str:
-        self.thread.start()
-        while not self.server.started:
-            time.sleep(0.05)
-        return f"http://127.0.0.1:{self.port}"
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.should_exit = True
-        self.thread.join(timeout=10)
 
 
 def percentile(samples: list[float], fraction: float) -> float:
@@ -132,7 +105,7 @@ def run_size(db: Database, size: int, requests: int, warmup: int, max_seconds: f
     result: dict[str, Any] = {"capsules": len(data.capsules), "blocks_edges": len(data.blocks),
                               "load_seconds": round(load_seconds, 1), "scenarios": {}}
     terms = [data.words[17], data.words[911], data.words[1703]]
-    with Server(service) as url, httpx.Client(base_url=url, timeout=60) as client:
+    with LiveServer(create_app(service)) as live, httpx.Client(base_url=live.url, timeout=60) as client:
         for name, body in SCENARIOS.items():
             body = {**body, "terms": terms} if "terms" in body else body
             result["scenarios"][name] = stats = time_scenario(client, body, requests, warmup, max_seconds)
