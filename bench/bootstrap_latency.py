@@ -36,8 +36,8 @@ from typing import Any
 import httpx
 
 from graphsvc.clock import fixed_clock
-from graphsvc.db import Database
-from graphsvc.http.app import create_app
+from graphsvc.store.db import Database
+from graphsvc.surfaces.http.app import create_app
 from graphsvc.service import GraphService
 
 from tests.integration.live_server import LiveServer

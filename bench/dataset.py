@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from graphsvc.db import Database, run
+from graphsvc.store.db import Database, run
 
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=timezone.utc)
 PROJECTS = [f"p{i:02d}" for i in range(20)]

@@ -45,7 +45,7 @@ def batch_items(rng: random.Random, start: int, size: int) -> list[dict[str, Any
 def http_ingest(service: GraphService) -> tuple[Callable[[dict[str, Any]], Any], Callable[[], None]]:
     from starlette.testclient import TestClient
 
-    from graphsvc.http.app import create_app
+    from graphsvc.surfaces.http.app import create_app
 
     client = TestClient(create_app(service))
     client.__enter__()

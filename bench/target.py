@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 
-from graphsvc.db import Database
+from graphsvc.store.db import Database
 from graphsvc.neo4j_local import LocalNeo4j
 
 

@@ -1,4 +1,4 @@
-// Applied idempotently at start-up (graphsvc.db.Database.apply_schema).
+// Applied idempotently at start-up (graphsvc.store.db.Database.apply_schema).
 // Unique capsule ids, one id counter, and the indexes the fenced reads need.
 CREATE CONSTRAINT capsule_id_unique IF NOT EXISTS
 FOR (c:Capsule) REQUIRE c.id IS UNIQUE;

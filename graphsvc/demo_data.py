@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Mapping, Sequence
 
-from .timefmt import iso_utc
+from graphsvc.core.timefmt import iso_utc
 
 DEMO_PREFIX = "shop"
 DEMO_TERMS = ("refund", "stripe", "webhook")

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import logging
 
-from .clock import system_clock
-from .config import Settings, get_settings
-from .db import Database
-from .service import GraphService
+from graphsvc.clock import system_clock
+from graphsvc.config import Settings, get_settings
+from graphsvc.store.db import Database
+from graphsvc.service import GraphService
 
 
 def build_service(settings: Settings | None = None) -> GraphService:

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Iterator
 
-from .clock import Clock, system_clock
-from .db import Database
-from .errors import BadRequest, InvalidInput
-from .models import BootstrapRequest, CapsuleIn, CapsuleUpdate, IngestBatch, RelateRequest
-from .validation import parse
+from graphsvc.clock import Clock, system_clock
+from graphsvc.store.db import Database
+from graphsvc.errors import BadRequest, InvalidInput
+from graphsvc.models import BootstrapRequest, CapsuleIn, CapsuleUpdate, IngestBatch, RelateRequest
+from graphsvc.validation import parse
 
 
 class GraphService:
@@ -40,7 +40,7 @@ class GraphService:
 
     def bootstrap(self, data: Any) -> dict[str, Any]:
         """SPEC §4: the cold-start pack. Bad input → 400 naming the field."""
-        from .bootstrap import build_pack
+        from graphsvc.store.bootstrap import build_pack
 
         request = parse(BootstrapRequest, data if data is not None else {}, BadRequest)
         return build_pack(self.db, request, self.clock())
@@ -49,7 +49,7 @@ class GraphService:
 
     def ingest(self, data: Any) -> dict[str, Any]:
         """One capsule, or `{"items": [...]}` (≤ 1000) all-or-nothing."""
-        from .store.ingest import ingest
+        from graphsvc.store.ingest import ingest
 
         if isinstance(data, dict) and "items" in data:
             items = parse(IngestBatch, data, InvalidInput).items
@@ -60,40 +60,40 @@ class GraphService:
         return {"ids": ids}
 
     def relate(self, data: Any) -> dict[str, Any]:
-        from .store.relate import relate
+        from graphsvc.store.relate import relate
 
         return relate(self.db, parse(RelateRequest, data, InvalidInput), self.clock())
 
     def update(self, capsule_id: str, data: Any) -> dict[str, Any]:
-        from .store.update import update
+        from graphsvc.store.update import update
 
         return update(self.db, capsule_id, parse(CapsuleUpdate, data, InvalidInput), self.clock())
 
     def tombstone(self, capsule_ids: list[str]) -> dict[str, Any]:
-        from .store.tombstone import tombstone
+        from graphsvc.store.tombstone import tombstone
 
         return tombstone(self.db, capsule_ids, self.clock())
 
     # -- reads (SPEC §5) --------------------------------------------------
 
     def get(self, capsule_ids: list[str]) -> dict[str, Any]:
-        from .store.reads import get_capsules
+        from graphsvc.store.reads import get_capsules
 
         return get_capsules(self.db, capsule_ids, self.clock())
 
     def list(self, data: Any) -> dict[str, Any]:
-        from .store.reads import list_capsules
+        from graphsvc.store.reads import list_capsules
 
         return list_capsules(self.db, data, self.clock())
 
     # -- transfer (SPEC §5) -----------------------------------------------
 
     def export_lines(self) -> Iterator[str]:
-        from .store.transfer import export_lines
+        from graphsvc.store.transfer import export_lines
 
         return export_lines(self.db)
 
     def import_lines(self, lines: Iterable[str], progress: Any = None) -> dict[str, Any]:
-        from .store.transfer import import_lines
+        from graphsvc.store.transfer import import_lines
 
         return import_lines(self.db, lines, progress=progress)

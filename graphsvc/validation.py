@@ -6,7 +6,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from .errors import ServiceError
+from graphsvc.errors import ServiceError
 
 M = TypeVar("M", bound=BaseModel)
 

@@ -79,7 +79,7 @@ def neo4j_target() -> Iterator[Neo4jTarget]:
 
 @pytest.fixture(scope="session")
 def database(neo4j_target: Neo4jTarget):
-    from graphsvc.db import Database
+    from graphsvc.store.db import Database
 
     db = Database(neo4j_target.uri, neo4j_target.user, neo4j_target.password, timeout=30.0)
     db.apply_schema()

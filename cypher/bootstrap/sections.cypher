@@ -1,5 +1,5 @@
 // memory_bootstrap read side (SPEC §2-§4): everything one pack needs, in ONE statement and one row.
-// Python (graphsvc.bootstrap, graphsvc.cycles, graphsvc.pack) finds the cycle, ranks, caps and budgets.
+// Python (graphsvc.store.bootstrap, graphsvc.core.cycles, graphsvc.core.pack) finds the cycle, ranks, caps and budgets.
 //
 // Parameters:
 //   $project_id, $project_prefix  SPEC §2 fences; null = no fence (both given = AND). The extra

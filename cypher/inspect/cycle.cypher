@@ -11,7 +11,7 @@
 // The start is the smallest-numbered capsule that lies on any cycle, so `cycle` is the shortest
 // cycle through it, in BLOCKS order (each blocks the next, the last blocks the first) and
 // already rotated to start at its smallest id. It goes through the same first capsule as the
-// pack's `cycle` (graphsvc/cycles.py); when several cycles through it are equally short, the pack
+// pack's `cycle` (graphsvc/core/cycles.py); when several cycles through it are equally short, the pack
 // picks the smallest id sequence and this query any one of them (Cypher has no ordered BFS, and
 // ALL SHORTEST could enumerate exponentially many ties).
 MATCH (start:Capsule)

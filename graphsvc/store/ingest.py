@@ -12,9 +12,9 @@ from typing import Any, Sequence
 
 from neo4j import ManagedTransaction
 
-from ..db import Database, run
-from ..errors import InvalidInput
-from ..models import DAG_KINDS, CapsuleIn
+from graphsvc.store.db import Database, run
+from graphsvc.errors import InvalidInput
+from graphsvc.models import DAG_KINDS, CapsuleIn
 
 
 def _field(index: int | None, name: str, position: int) -> str:

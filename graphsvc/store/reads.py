@@ -17,11 +17,11 @@ import binascii
 from datetime import datetime
 from typing import Any
 
-from ..db import Database
-from ..errors import BadRequest, InvalidInput, NotFound
-from ..models import CapsuleIdList, ListRequest
-from ..validation import parse
-from .records import from_record
+from graphsvc.store.db import Database
+from graphsvc.errors import BadRequest, InvalidInput, NotFound
+from graphsvc.models import CapsuleIdList, ListRequest
+from graphsvc.validation import parse
+from graphsvc.store.records import from_record
 
 _CURSOR_PREFIX = "seq:"
 

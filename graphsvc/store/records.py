@@ -2,7 +2,7 @@
 
 One mapping shared by get, list and update so the three can never disagree.
 Keys mirror the stored properties (absent properties stay absent, e.g. `status`
-on a fact), instants are ISO-8601 UTC strings (graphsvc.timefmt), and three
+on a fact), instants are ISO-8601 UTC strings (graphsvc.core.timefmt), and three
 booleans answer the questions a reader actually has: tombstoned, superseded,
 expired (valid_to <= now). `seq` is internal (it is the id's number) and not shown.
 """
@@ -12,7 +12,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Mapping
 
-from ..timefmt import iso_utc, native
+from graphsvc.core.timefmt import iso_utc, native
 
 TIME_PROPERTIES = ("created_at", "updated_at", "valid_to", "tombstoned_at")
 HIDDEN_PROPERTIES = ("seq",)

@@ -17,9 +17,9 @@ from typing import Any
 
 from neo4j import ManagedTransaction
 
-from ..db import Database, run
-from ..errors import InvalidInput
-from ..models import DAG_KINDS, Edge, RelateRequest
+from graphsvc.store.db import Database, run
+from graphsvc.errors import InvalidInput
+from graphsvc.models import DAG_KINDS, Edge, RelateRequest
 
 
 def _key(edge: Edge) -> tuple[str, str, str]:

@@ -13,8 +13,8 @@ from typing import Any
 
 from neo4j import ManagedTransaction
 
-from ..db import Database, run
-from .reads import missing_error, parse_ids
+from graphsvc.store.db import Database, run
+from graphsvc.store.reads import missing_error, parse_ids
 
 
 def _tombstone(tx: ManagedTransaction, ids: list[str], original: list[str], now: datetime) -> dict[str, Any]:

@@ -29,10 +29,10 @@ from neo4j import ManagedTransaction
 from pydantic import AfterValidator, Field, StrictInt, model_validator
 from typing_extensions import Annotated
 
-from ..db import Database, run
-from ..errors import Conflict, InvalidInput, Unavailable
-from ..models import DAG_KINDS, CapsuleId, Content, Headline, Kind, ProjectId, Status, StrictModel, Tier
-from ..validation import parse
+from graphsvc.store.db import Database, run
+from graphsvc.errors import Conflict, InvalidInput, Unavailable
+from graphsvc.models import DAG_KINDS, CapsuleId, Content, Headline, Kind, ProjectId, Status, StrictModel, Tier
+from graphsvc.validation import parse
 
 EXPORT_PAGE = 5000
 IMPORT_CHUNK = 5000

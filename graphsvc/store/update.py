@@ -20,10 +20,10 @@ from typing import Any
 
 from neo4j import ManagedTransaction
 
-from ..db import Database, run
-from ..errors import Conflict, InvalidInput, NotFound
-from ..models import DAG_KINDS, CapsuleUpdate, check_capsule_id, derive_headline
-from .records import from_record
+from graphsvc.store.db import Database, run
+from graphsvc.errors import Conflict, InvalidInput, NotFound
+from graphsvc.models import DAG_KINDS, CapsuleUpdate, check_capsule_id, derive_headline
+from graphsvc.store.records import from_record
 
 _EDITABLE = ("status", "tier", "valid_to", "headline", "content")
 

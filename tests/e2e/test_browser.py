@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from graphsvc import cypher
+from graphsvc.store import cypher
 from graphsvc.service import GraphService
 
 pytestmark = pytest.mark.browser

@@ -14,7 +14,7 @@ import neo4j
 from neo4j import ManagedTransaction
 
 from graphsvc.clock import fixed_clock
-from graphsvc.db import Database
+from graphsvc.store.db import Database
 from graphsvc.service import GraphService
 
 T0 = datetime(2026, 6, 1, 12, 0, tzinfo=timezone.utc)

@@ -14,9 +14,9 @@ from mcp.client.streamable_http import streamable_http_client
 from pydantic import SecretStr
 
 from graphsvc.config import InvalidNeo4jUri
-from graphsvc.db import Database
-from graphsvc.http.app import create_app
-from graphsvc.http.auth import configured_token
+from graphsvc.store.db import Database
+from graphsvc.surfaces.http.app import create_app
+from graphsvc.surfaces.http.auth import configured_token
 from graphsvc.service import GraphService
 
 from .live_server import LiveServer, free_port

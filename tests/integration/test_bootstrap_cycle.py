@@ -11,7 +11,7 @@ import pytest
 
 from datetime import timedelta
 
-from graphsvc.budget import token_cost
+from graphsvc.core.budget import token_cost
 
 from .bootstrap_support import NOW, Store, ready_ids
 

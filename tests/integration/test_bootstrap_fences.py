@@ -11,7 +11,7 @@ from starlette.testclient import TestClient
 
 from graphsvc.clock import fixed_clock
 from graphsvc.errors import BadRequest
-from graphsvc.http.app import create_app
+from graphsvc.surfaces.http.app import create_app
 from graphsvc.service import GraphService
 
 from .bootstrap_support import NOW, Store, ids, ready_ids, surfaced

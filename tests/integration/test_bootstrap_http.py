@@ -14,7 +14,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from graphsvc.clock import fixed_clock
-from graphsvc.http.app import create_app
+from graphsvc.surfaces.http.app import create_app
 from graphsvc.service import GraphService
 
 from .bootstrap_support import NOW, CountingDatabase, Store

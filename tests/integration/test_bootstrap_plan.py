@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
-from graphsvc import cypher
+from graphsvc.store import cypher
 
 from .bootstrap_support import NOW, Store
 

@@ -6,8 +6,8 @@ which the pack-level tests cannot see (the pack looks the same either way).
 
 from __future__ import annotations
 
-from graphsvc.bootstrap import read_inputs
-from graphsvc.db import run
+from graphsvc.store.bootstrap import read_inputs
+from graphsvc.store.db import run
 from graphsvc.models import BootstrapRequest
 
 from .bootstrap_support import NOW, Store

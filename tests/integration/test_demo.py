@@ -8,9 +8,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from graphsvc.commands.demo import demo_is_loaded, load_demo, pack_request
+from graphsvc.surfaces.commands.demo import demo_is_loaded, load_demo, pack_request
 from graphsvc.demo_data import CAPSULES, ingest_waves
-from graphsvc.http.app import create_app
+from graphsvc.surfaces.http.app import create_app
 from graphsvc.service import GraphService
 
 from .live_server import LiveServer

@@ -11,8 +11,8 @@ from starlette.routing import Route
 from starlette.testclient import TestClient
 
 from graphsvc.clock import fixed_clock
-from graphsvc.db import Database
-from graphsvc.http.app import create_app
+from graphsvc.store.db import Database
+from graphsvc.surfaces.http.app import create_app
 from graphsvc.service import GraphService
 from tests.conftest import wipe
 
@@ -216,7 +216,7 @@ def test_browser_simple_content_types_are_refused_before_any_write(db, media_typ
 
 
 def test_a_body_over_the_limit_is_413(db, monkeypatch):
-    from graphsvc.http import common
+    from graphsvc.surfaces.http import common
 
     monkeypatch.setattr(common, "MAX_JSON_BYTES", 64)
     client = TestClient(create_app(GraphService(db, clock=fixed_clock(NOW))))

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from neo4j import Query
 
-from graphsvc import cypher
+from graphsvc.store import cypher
 from graphsvc.clock import fixed_clock, system_clock
 from graphsvc.service import GraphService
 

@@ -15,7 +15,7 @@ import anyio
 import pytest
 from mcp import Client, MCPError, StdioServerParameters
 
-from graphsvc.http.app import create_app
+from graphsvc.surfaces.http.app import create_app
 from graphsvc.service import GraphService
 
 from .live_server import LiveServer
@@ -229,7 +229,7 @@ def test_loopback_mcp_refuses_a_foreign_host_or_origin(db):
     # DNS rebinding: a page on evil.example resolving to 127.0.0.1 sends Host/Origin evil.example.
     import httpx
 
-    from graphsvc.commands.serve import LOOPBACK_HOSTS
+    from graphsvc.surfaces.commands.serve import LOOPBACK_HOSTS
 
     app = create_app(GraphService(db), mcp_allowed_hosts=LOOPBACK_HOSTS)
     body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}

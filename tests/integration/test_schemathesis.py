@@ -20,8 +20,8 @@ from hypothesis import HealthCheck, seed, settings
 from schemathesis.checks import not_a_server_error
 
 from graphsvc.clock import system_clock
-from graphsvc.http.app import all_operations, create_app
-from graphsvc.http.openapi import build_document
+from graphsvc.surfaces.http.app import all_operations, create_app
+from graphsvc.surfaces.http.openapi import build_document
 from graphsvc.service import GraphService
 
 from ..conftest import wipe

@@ -8,7 +8,7 @@ from datetime import datetime, timezone
 import pytest
 
 from graphsvc.clock import fixed_clock
-from graphsvc.db import Database
+from graphsvc.store.db import Database
 from graphsvc.errors import InvalidInput
 from graphsvc.service import GraphService
 

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from graphsvc.budget import BudgetFill, token_cost
+from graphsvc.core.budget import BudgetFill, token_cost
 
 
 def test_token_cost_is_ceil_quarter_of_compact_sorted_json() -> None:

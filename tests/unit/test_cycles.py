@@ -1,4 +1,4 @@
-"""graphsvc.cycles: one canonical cycle, linear time, on plain edge lists."""
+"""graphsvc.core.cycles: one canonical cycle, linear time, on plain edge lists."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from graphsvc.cycles import find_cycle
+from graphsvc.core.cycles import find_cycle
 
 
 def cycle_of(edges: list[tuple[int, int]]) -> list[int] | None:

@@ -12,9 +12,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from graphsvc.budget import token_cost
-from graphsvc.candidates import Candidate
-from graphsvc.pack import (
+from graphsvc.core.budget import token_cost
+from graphsvc.core.candidates import Candidate
+from graphsvc.core.pack import (
     ADVISORY,
     NOTICE,
     PackInputs,
@@ -24,7 +24,7 @@ from graphsvc.pack import (
     excerpt,
     trap_row,
 )
-from graphsvc.textmatch import tokenize
+from graphsvc.core.textmatch import tokenize
 
 NOW = datetime(2026, 12, 2, 14, 0, tzinfo=timezone.utc)
 HUGE = 10**9

@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from graphsvc.candidates import Candidate
-from graphsvc.ranking import HALF_LIFE_DAYS, age_microseconds, decay, id_number, rank
-from graphsvc.textmatch import term_token_sets, tokenize
+from graphsvc.core.candidates import Candidate
+from graphsvc.core.ranking import HALF_LIFE_DAYS, age_microseconds, decay, id_number, rank
+from graphsvc.core.textmatch import term_token_sets, tokenize
 
 NOW = datetime(2026, 12, 2, 14, 0, tzinfo=timezone.utc)
 

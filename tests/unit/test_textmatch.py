@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from graphsvc.textmatch import covered_terms, covered_tokens, term_token_sets, text_tokens, tokenize
+from graphsvc.core.textmatch import covered_terms, covered_tokens, term_token_sets, text_tokens, tokenize
 
 
 def test_tokenize_lowercases_and_splits_on_non_alphanumerics() -> None:

@@ -19,10 +19,10 @@ LOOPBACK_HOSTS = ["127.0.0.1:*", "localhost:*", "[::1]:*"]
 def run(args: argparse.Namespace) -> int:
     import uvicorn
 
-    from ..config import get_settings
-    from ..factory import build_service
-    from ..http.app import create_app
-    from ..http.auth import configured_token
+    from graphsvc.config import get_settings
+    from graphsvc.factory import build_service
+    from graphsvc.surfaces.http.app import create_app
+    from graphsvc.surfaces.http.auth import configured_token
 
     settings = get_settings()
     host = args.host or settings.graphsvc_host

@@ -9,7 +9,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
-from ..errors import BadRequest, PayloadTooLarge, UnsupportedMediaType
+from graphsvc.errors import BadRequest, PayloadTooLarge, UnsupportedMediaType
 
 T = TypeVar("T")
 

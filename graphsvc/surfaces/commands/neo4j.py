@@ -6,7 +6,7 @@ import argparse
 import sys
 import time
 
-from ..neo4j_local import INSTANCE_PORTS, LocalNeo4j, LocalNeo4jError
+from graphsvc.neo4j_local import INSTANCE_PORTS, LocalNeo4j, LocalNeo4jError
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -1,4 +1,4 @@
-"""`graphsvc` command line: one sub-command per module in `graphsvc/commands/`.
+"""`graphsvc` command line: one sub-command per module in `graphsvc/surfaces/commands/`.
 
 Each command module exposes `register(subparsers)` and sets `func` on its
 parser; adding a command is adding a module, nothing else changes here.
@@ -14,9 +14,9 @@ import sys
 
 from pydantic import ValidationError
 
-from . import commands
-from .config import InvalidNeo4jUri
-from .errors import ServiceError
+from graphsvc.surfaces import commands
+from graphsvc.config import InvalidNeo4jUri
+from graphsvc.errors import ServiceError
 
 
 def build_parser() -> argparse.ArgumentParser:

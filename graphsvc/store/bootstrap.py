@@ -1,6 +1,6 @@
 """memory_bootstrap read side: fenced candidate sets and the cycle check from Neo4j (SPEC §2–§4).
 
-Neo4j computes the SETS, Python ranks and budgets them (graphsvc.pack). One pack is ONE
+Neo4j computes the SETS, Python ranks and budgets them (graphsvc.core.pack). One pack is ONE
 statement, `cypher/bootstrap/sections.cypher`, in one read transaction (one round trip, one
 consistent snapshot). It returns:
 
@@ -20,7 +20,7 @@ consistent snapshot). It returns:
   SAME pass over the live nodes and their blockers. Numeric ids cannot increase all the way
   round a cycle, so every cycle has a BACK edge a->b with a.seq > b.seq; when the fence has
   none (edges created old -> new, the common case) no edge is sent at all. Otherwise the live
-  edges travel as int adjacency lists and `graphsvc.cycles` finds the canonical cycle in linear
+  edges travel as int adjacency lists and `graphsvc.core.cycles` finds the canonical cycle in linear
   time (Kahn's peeling, then Tarjan + one BFS on what survives). No path is ever enumerated,
   so a layered DAG with 100 * 2^99 paths costs what its edges cost.
   Why not a shortest-path search in Cypher per back edge (`SHORTEST 1` from b to a for each
@@ -42,12 +42,12 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 from typing import Any, Iterable, Mapping
 
-from .candidates import Candidate
-from .cycles import find_cycle
-from .db import Database, run
-from .models import BootstrapRequest
-from .pack import SECTION_CAP, PackInputs, PackRequest, assemble_pack
-from .textmatch import term_token_sets
+from graphsvc.core.candidates import Candidate
+from graphsvc.core.cycles import find_cycle
+from graphsvc.store.db import Database, run
+from graphsvc.models import BootstrapRequest
+from graphsvc.core.pack import SECTION_CAP, PackInputs, PackRequest, assemble_pack
+from graphsvc.core.textmatch import term_token_sets
 
 #: Rows the ready section can show: the next action plus SECTION_CAP more.
 TOP_READY = 1 + SECTION_CAP

@@ -18,9 +18,9 @@ import neo4j
 from neo4j import GraphDatabase, ManagedTransaction, RoutingControl
 from neo4j.exceptions import ClientError, ConfigurationError, DriverError, ServiceUnavailable, SessionExpired, TransientError
 
-from . import cypher
-from .config import InvalidNeo4jUri, Settings
-from .errors import Conflict, Unavailable
+from graphsvc.store import cypher
+from graphsvc.config import InvalidNeo4jUri, Settings
+from graphsvc.errors import Conflict, Unavailable
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

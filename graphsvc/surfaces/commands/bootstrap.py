@@ -29,9 +29,9 @@ def request_body(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..clock import fixed_clock
-    from ..errors import BadRequest
-    from ..factory import build_service
+    from graphsvc.clock import fixed_clock
+    from graphsvc.errors import BadRequest
+    from graphsvc.factory import build_service
 
     service = build_service()
     if args.now is not None:

@@ -16,7 +16,7 @@ import json
 from pydantic import SecretStr
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from ..errors import Unauthorized
+from graphsvc.errors import Unauthorized
 
 OPEN_PATHS = frozenset({"/healthz"})
 _SCHEME = b"bearer "

@@ -29,9 +29,9 @@ from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel, Field, TypeAdapter
 from starlette.routing import Route
 
-from . import __version__
-from .errors import InvalidInput, ServiceError, Unavailable
-from .models import (
+from graphsvc import __version__
+from graphsvc.errors import InvalidInput, ServiceError, Unavailable
+from graphsvc.models import (
     MAX_BATCH,
     BootstrapRequest,
     CapsuleId,
@@ -42,8 +42,8 @@ from .models import (
     RelateRequest,
     StrictModel,
 )
-from .service import GraphService
-from .validation import parse
+from graphsvc.service import GraphService
+from graphsvc.validation import parse
 
 log = logging.getLogger(__name__)
 

@@ -14,9 +14,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     import anyio
 
-    from ..errors import Unavailable
-    from ..factory import build_service
-    from ..mcp_server import serve_stdio
+    from graphsvc.errors import Unavailable
+    from graphsvc.factory import build_service
+    from graphsvc.surfaces.mcp import serve_stdio
 
     service = build_service()  # logs go to stderr; stdout is the protocol channel
     try:

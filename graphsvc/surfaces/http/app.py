@@ -13,13 +13,13 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from ..errors import ServiceError, Unavailable
-from ..mcp_server import McpHttpEndpoint
-from ..service import GraphService
-from . import bootstrap_routes, capsule_routes
-from .auth import BearerTokenAuth
-from .common import call
-from .openapi import Operation, build_document
+from graphsvc.errors import ServiceError, Unavailable
+from graphsvc.surfaces.mcp import McpHttpEndpoint
+from graphsvc.service import GraphService
+from graphsvc.surfaces.http import bootstrap_routes, capsule_routes
+from graphsvc.surfaces.http.auth import BearerTokenAuth
+from graphsvc.surfaces.http.common import call
+from graphsvc.surfaces.http.openapi import Operation, build_document
 
 log = logging.getLogger(__name__)
 

@@ -14,8 +14,8 @@ import re
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 
-from graphsvc.candidates import Candidate
-from graphsvc.textmatch import covered_terms, covered_tokens, text_tokens
+from graphsvc.core.candidates import Candidate
+from graphsvc.core.textmatch import covered_terms, covered_tokens, text_tokens
 
 __all__ = ["HALF_LIFE_DAYS", "age_microseconds", "decay", "id_number", "rank"]
 

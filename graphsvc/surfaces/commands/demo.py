@@ -19,8 +19,8 @@ import urllib.request
 from datetime import datetime
 from typing import Any, Protocol
 
-from ..demo_data import CAPSULES, DEMO_PREFIX, DEMO_TERMS, ingest_item, ingest_waves
-from ..errors import ServiceError
+from graphsvc.demo_data import CAPSULES, DEMO_PREFIX, DEMO_TERMS, ingest_item, ingest_waves
+from graphsvc.errors import ServiceError
 
 
 class DemoTarget(Protocol):
@@ -94,7 +94,7 @@ def load_demo(target: DemoTarget, now: datetime) -> list[str]:
 
 def reset_demo(db: Any) -> int:
     """Delete every capsule under the demo prefix (and its edges); the number deleted."""
-    from ..db import run as run_statement
+    from graphsvc.store.db import run as run_statement
 
     return db.write(lambda tx: run_statement(tx, "maintenance/delete_project_tree", project_prefix=DEMO_PREFIX))[0][
         "deleted"
@@ -107,7 +107,7 @@ def pack_request() -> dict[str, Any]:
 
 def browser_hint(neo4j_uri: str) -> str:
     """Where to look at the graph, without ever printing credentials from the URI."""
-    from ..neo4j_local import LocalNeo4j
+    from graphsvc.neo4j_local import LocalNeo4j
 
     for instance in ("dev", "test"):
         local = LocalNeo4j.named(instance)
@@ -128,11 +128,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..clock import system_clock
-    from ..config import get_settings
-    from ..db import Database
-    from ..factory import build_service
-    from ..http.auth import configured_token
+    from graphsvc.clock import system_clock
+    from graphsvc.config import get_settings
+    from graphsvc.store.db import Database
+    from graphsvc.factory import build_service
+    from graphsvc.surfaces.http.auth import configured_token
 
     settings = get_settings()
     service = build_service(settings) if args.url is None else None

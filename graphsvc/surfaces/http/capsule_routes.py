@@ -16,17 +16,17 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from ..errors import BadRequest, InvalidInput, NotFound
-from ..models import CapsuleIdList, CapsuleIn, CapsuleUpdate, IngestBatch, ListRequest, RelateRequest
-from ..service import GraphService
-from ..store.transfer import split_lines
-from ..store.update import valid_id
-from ..validation import parse
-from .common import call, json_body, ok, read_body
+from graphsvc.errors import BadRequest, InvalidInput, NotFound
+from graphsvc.models import CapsuleIdList, CapsuleIn, CapsuleUpdate, IngestBatch, ListRequest, RelateRequest
+from graphsvc.service import GraphService
+from graphsvc.store.transfer import split_lines
+from graphsvc.store.update import valid_id
+from graphsvc.validation import parse
+from graphsvc.surfaces.http.common import call, json_body, ok, read_body
 
 #: An export of ~1M capsules; larger stores move with `graphsvc export` / `graphsvc import`.
 MAX_IMPORT_BYTES = 1024 * 1024 * 1024
-from .openapi import Operation
+from graphsvc.surfaces.http.openapi import Operation
 
 _REF = "#/components/schemas/{model}"
 _ID_PARAM = {"name": "capsule_id", "in": "path", "required": True, "schema": {"type": "string", "pattern": "^cap-[1-9][0-9]*$"},

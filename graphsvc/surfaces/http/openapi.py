@@ -13,7 +13,7 @@ from typing import Any, Sequence
 
 from pydantic import BaseModel
 
-from .. import __version__
+from graphsvc import __version__
 
 ERROR_SCHEMA = {
     "type": "object",

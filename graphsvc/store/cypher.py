@@ -10,8 +10,8 @@ import os
 from functools import lru_cache
 from pathlib import Path
 
-_PACKAGED = Path(__file__).resolve().parent / "_cypher"
-_REPO = Path(__file__).resolve().parent.parent / "cypher"
+_PACKAGED = Path(__file__).resolve().parent.parent / "_cypher"
+_REPO = Path(__file__).resolve().parent.parent.parent / "cypher"
 
 
 def cypher_dir() -> Path:

@@ -6,10 +6,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from ..models import BootstrapRequest
-from ..service import GraphService
-from .common import call, json_body, ok
-from .openapi import Operation
+from graphsvc.models import BootstrapRequest
+from graphsvc.service import GraphService
+from graphsvc.surfaces.http.common import call, json_body, ok
+from graphsvc.surfaces.http.openapi import Operation
 
 OPERATIONS = [
     Operation(

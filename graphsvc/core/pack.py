@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
-from graphsvc.budget import BudgetFill, token_cost
-from graphsvc.candidates import Candidate
-from graphsvc.ranking import rank
-from graphsvc.textmatch import term_token_sets
+from graphsvc.core.budget import BudgetFill, token_cost
+from graphsvc.core.candidates import Candidate
+from graphsvc.core.ranking import rank
+from graphsvc.core.textmatch import term_token_sets
 
 __all__ = [
     "ADVISORY",

@@ -26,7 +26,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run_export(args: argparse.Namespace) -> int:
-    from ..factory import build_service
+    from graphsvc.factory import build_service
 
     service = build_service()
     try:
@@ -52,7 +52,7 @@ def run_export(args: argparse.Namespace) -> int:
 
 
 def _lines(path: str) -> list[str]:
-    from ..store.transfer import split_lines
+    from graphsvc.store.transfer import split_lines
 
     if path == "-":
         return split_lines(sys.stdin.read())
@@ -63,7 +63,7 @@ def _lines(path: str) -> list[str]:
 def run_import(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
-    from ..factory import build_service
+    from graphsvc.factory import build_service
 
     lines = _lines(args.file)
     service = build_service()

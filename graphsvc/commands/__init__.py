@@ -1,1 +1,0 @@
-"""One module per `graphsvc` sub-command (discovered by graphsvc.cli)."""

@@ -1,0 +1,1 @@
+"""One module per `graphsvc` sub-command (discovered by graphsvc.surfaces.cli)."""
