@@ -1,95 +1,89 @@
-"""Token accounting for a pack: one cost function and a priority-prefix fill.
+"""Token accounting for a pack: one cost rule, a self-counting settle, a prefix search.
 
-The budget is a contract, so the accounting has to be simple enough to audit
-from the returned JSON alone: every row, ready head and handle id present in
-the pack costs :func:`token_cost` of itself, and ``used_tokens`` is their sum.
+The budget is a contract (SPEC §4), so the number must be checkable from the response
+alone: ``used_tokens == ceil(len(body) / 4)`` where ``body`` is the canonical text
+(:mod:`graphsvc.core.canonical`) the surfaces send, the envelope and the ``budget``
+object included. Three small tools make that exact instead of approximate:
+
+* :func:`token_cost` — ceil(chars / 4) of a value's canonical JSON; for a whole pack it
+  is the pack's honest spend.
+* :func:`settle_self_count` — the body contains its own token count (and the floor
+  contains its own floor figure), so the count is the solution of a fixed point.
+* :func:`longest_fitting_prefix` — how many content rows, taken in priority order, still
+  fit, found by measuring real candidate bodies (a gallop, then bisection), never by
+  adding up per-row estimates.
 """
 
 from __future__ import annotations
 
-import json
 import math
-from collections.abc import Iterable
+from collections.abc import Callable
 from typing import Any
 
-__all__ = ["BudgetFill", "token_cost"]
+from graphsvc.core.canonical import canonical_json
+
+__all__ = ["CHARS_PER_TOKEN", "longest_fitting_prefix", "settle_self_count", "token_cost", "tokens_for_chars"]
+
+CHARS_PER_TOKEN = 4
+
+
+def tokens_for_chars(chars: int) -> int:
+    """ceil(chars / 4): the SPEC's token estimate for a text of ``chars`` characters."""
+    return math.ceil(chars / CHARS_PER_TOKEN)
 
 
 def token_cost(value: Any) -> int:
-    """Approximate tokens as ceil(chars / 4) of the compact, key-sorted JSON.
+    """Tokens of a value's canonical JSON (compact, sorted nested keys, ``ensure_ascii=False``).
 
-    The ONE cost function: rows, heads and handles are all charged with it.
-    ``ensure_ascii=False`` so a non-Latin character costs one char, as it does
-    on the wire, not the six of a ``\\uXXXX`` escape.
+    The ONE cost rule: a row, an id and a whole pack are all measured with it; for a pack
+    it is exactly ``ceil(len(body) / 4)`` of the body the surfaces send.
     """
-    serialized = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return math.ceil(len(serialized) / 4)
+    return tokens_for_chars(len(canonical_json(value)))
 
 
-class BudgetFill:
-    """Admits content in priority order until the first thing that does not fit.
+def settle_self_count(fixed_chars: int, occurrences: int = 1) -> int:
+    """The least n with ``n == ceil((fixed_chars + occurrences * len(str(n))) / 4)``.
 
-    Floors are charged unconditionally (when the budget is positive) so that
-    the safety core is never trimmed. Every other content row is admitted
-    together with the handle ids it adds; once one row does not fit, the fill
-    closes and it and every later row are trimmed — a smaller row further
-    down never skips ahead, so the kept pack is always a prefix.
+    A body of ``fixed_chars`` characters plus ``occurrences`` copies of the decimal number
+    n costs n tokens exactly when n solves that equation. Solutions can be two (a body of
+    35 fixed chars is honest both as 9 tokens / 36 chars and as 10 tokens / 37 chars); the
+    tie rule is the LEAST one, so the answer is unique and deterministic.
 
-    With a zero budget nothing is charged at all; rows (including floor rows)
-    are only counted as trimmed, and ``floor_tokens`` still reports what the
-    floors would have cost.
+    Why this terminates and returns the least solution: let h(d) be the digit count of
+    ceil((fixed_chars + occurrences * d) / 4). Solutions correspond one to one to digit
+    counts d with h(d) == d (n = ceil(...) for that d), and n grows with d. h never
+    decreases as d grows, so iterating d = 1, h(1), h(h(1)), ... never decreases and never
+    passes any fixed point (d <= d* implies h(d) <= h(d*) = d*). It is bounded because h
+    grows only logarithmically, so it stops, at the least fixed point, after a handful of
+    steps.
     """
+    if fixed_chars < 0 or occurrences < 0:
+        raise ValueError(f"fixed_chars and occurrences must be >= 0, got {fixed_chars}, {occurrences}")
+    digits = 1
+    while True:
+        count = tokens_for_chars(fixed_chars + occurrences * digits)
+        if len(str(count)) == digits:
+            return count
+        digits = len(str(count))
 
-    def __init__(self, token_budget: int) -> None:
-        if token_budget < 0:
-            raise ValueError(f"token_budget must be >= 0, got {token_budget}")
-        self.token_budget = token_budget
-        self.used_tokens = 0
-        self.floor_tokens = 0
-        self.trimmed_rows = 0
-        self._charged_ids: set[str] = set()
-        self._closed = token_budget == 0
 
-    @property
-    def remaining(self) -> int:
-        """Tokens still available; negative only after the floors overshoot."""
-        return self.token_budget - self.used_tokens
+def longest_fitting_prefix(available: int, fits: Callable[[int], bool]) -> int:
+    """The largest k in [0, available] with ``fits(k)``; ``fits(0)`` is taken as true.
 
-    def _new_handle_ids(self, ids: Iterable[str]) -> list[str]:
-        new: list[str] = []
-        for capsule_id in ids:
-            if capsule_id not in self._charged_ids and capsule_id not in new:
-                new.append(capsule_id)
-        return new
-
-    def charge_floor(self, cost: int, ids: Iterable[str], *, is_row: bool) -> bool:
-        """Charge a floor item and its handles regardless of the remaining budget.
-
-        ``is_row`` says whether the item is a capsule row (the first
-        constraint, the next action) rather than a cycle / nothing-ready
-        marker; only rows count as trimmed when the budget is zero.
-        Returns whether the item is part of the pack.
-        """
-        new_ids = self._new_handle_ids(ids)
-        total = cost + sum(token_cost(capsule_id) for capsule_id in new_ids)
-        self.floor_tokens += total
-        self._charged_ids.update(new_ids)
-        if self.token_budget == 0:
-            if is_row:
-                self.trimmed_rows += 1
-            return False
-        self.used_tokens += total
-        return True
-
-    def admit(self, cost: int, ids: Iterable[str]) -> bool:
-        """Admit one content row with its new handles if both fit; else close the fill."""
-        if not self._closed:
-            new_ids = self._new_handle_ids(ids)
-            total = cost + sum(token_cost(capsule_id) for capsule_id in new_ids)
-            if total <= self.remaining:
-                self.used_tokens += total
-                self._charged_ids.update(new_ids)
-                return True
-            self._closed = True
-        self.trimmed_rows += 1
-        return False
+    ``fits`` must be monotone (true up to some k, false after): it is for pack bodies, since
+    every content row adds far more characters than the ``trimmed_by_budget`` digits can
+    lose. Probing 1, 2, 4, ... first keeps every measured body within about twice the size
+    of the answer, so a store with thousands of constraints costs what the budget shows,
+    not what the store holds. The result is exactly what a row-by-row fill would keep.
+    """
+    good, probe = 0, 1
+    while probe <= available and fits(probe):
+        good, probe = probe, probe * 2
+    bad = min(probe, available + 1)
+    while bad - good > 1:
+        middle = (good + bad) // 2
+        if fits(middle):
+            good = middle
+        else:
+            bad = middle
+    return good
