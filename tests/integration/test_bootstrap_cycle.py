@@ -7,11 +7,13 @@ id comes first, the same every time; the search never enumerates paths.
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from datetime import timedelta
 
-from graphsvc.core.budget import token_cost
+from graphsvc.core.canonical import canonical_json
 
 from .bootstrap_support import NOW, Store, ready_ids
 
@@ -40,8 +42,13 @@ def test_a_live_cycle_fails_closed_with_the_exact_cycle(s):
     assert "cycle" in ready["message"]
     assert pack["ready_total"] == 1  # exact: the free task would be ready; failing closed hides it, not the count
     assert pack["handles"] == [a, b, c]
-    # the whole ready section (state, cycle ids, message) is charged, plus the handles
-    assert pack["budget"]["used_tokens"] == token_cost(ready) + sum(token_cost(i) for i in pack["handles"])
+    # the whole body is charged: the envelope and the whole ready section (state, cycle ids, message)
+    assert pack["budget"]["used_tokens"] == math.ceil(len(canonical_json(pack)) / 4)
+    # the cycle marker is a floor: asked for at exactly floor_tokens, this is the pack, costing exactly that
+    floor = pack["budget"]["floor_tokens"]
+    at_floor = s.pack(token_budget=floor)
+    assert at_floor["ready"] == ready and at_floor["handles"] == [a, b, c]
+    assert at_floor["budget"]["used_tokens"] == floor
 
 
 def test_the_cycle_is_rotated_to_its_smallest_id_in_blocks_direction(s):

@@ -14,6 +14,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from graphsvc.clock import fixed_clock
+from graphsvc.core.canonical import canonical_json
 from graphsvc.surfaces.http.app import create_app
 from graphsvc.service import GraphService
 
@@ -57,9 +58,11 @@ def test_same_store_request_and_clock_give_byte_identical_bodies(client, body):
 
 def test_the_body_is_the_service_pack_with_sections_in_the_fixed_order(client, db):
     body = {"project_prefix": "nott", "token_budget": 100_000}
-    http = client.post("/v1/memory_bootstrap", json=body).json()
+    response = client.post("/v1/memory_bootstrap", json=body)
+    http = response.json()
     direct = GraphService(db, clock=fixed_clock(NOW)).bootstrap(body)
     assert http == direct
+    assert response.content == canonical_json(direct).encode("utf-8")  # the canonical text, byte for byte
     sections = [key for key in http if key in ("constraints", "ready", "decisions", "traps", "handles")]
     assert sections == ["constraints", "ready", "decisions", "traps", "handles"]
     assert http["advisory"] == "ADVISORY_NOT_AUTHORITY"

@@ -1,9 +1,15 @@
-"""`graphsvc bootstrap`: print the memory_bootstrap pack (SPEC §4) as JSON."""
+"""`graphsvc bootstrap`: print the memory_bootstrap pack (SPEC §4) as JSON.
+
+Pretty-printed for reading by default; `--compact` prints the canonical body itself (what HTTP
+sends). Either way budget.used_tokens counts the canonical body, and a note on stderr says how
+long that body is, so the indentation on screen is never mistaken for what was charged.
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 from datetime import datetime
 from typing import Any
 
@@ -15,6 +21,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--terms", nargs="*", default=None, metavar="TERM", help="raw caller-expanded terms (re-rank only)")
     parser.add_argument("--token-budget", type=int, default=None, help="token budget for the whole pack (default 1500)")
     parser.add_argument("--now", default=None, help="pin the clock (ISO-8601 with offset) for a reproducible pack")
+    parser.add_argument("--compact", action="store_true",
+                        help="print the canonical compact body (byte for byte what HTTP returns) instead of pretty JSON")
     parser.set_defaults(func=run)
 
 
@@ -28,8 +36,17 @@ def request_body(args: argparse.Namespace) -> dict[str, Any]:
     return body
 
 
+def budget_note(pack: dict[str, Any], body: str) -> str:
+    """One stderr line tying used_tokens to the canonical body's length."""
+    budget = pack["budget"]
+    return (f"budget: used_tokens {budget['used_tokens']} = ceil({len(body)} characters of the compact body / 4); "
+            f"floor_tokens {budget['floor_tokens']}, token_budget {budget['token_budget']}, "
+            f"trimmed_by_budget {budget['trimmed_by_budget']}")
+
+
 def run(args: argparse.Namespace) -> int:
     from graphsvc.clock import fixed_clock
+    from graphsvc.core.canonical import canonical_json
     from graphsvc.errors import BadRequest
     from graphsvc.factory import build_service
 
@@ -40,7 +57,11 @@ def run(args: argparse.Namespace) -> int:
         except ValueError as exc:
             raise BadRequest(f"--now must be an ISO-8601 instant with a UTC offset ({exc})", field="now") from None
     try:
-        print(json.dumps(service.bootstrap(request_body(args)), ensure_ascii=False, indent=2))
+        pack = service.bootstrap(request_body(args))
     finally:
         service.db.close()
+    body = canonical_json(pack)
+    print(body if args.compact else json.dumps(pack, ensure_ascii=False, indent=2))
+    sys.stdout.flush()
+    print(budget_note(pack, body), file=sys.stderr)
     return 0
