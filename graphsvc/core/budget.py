@@ -72,14 +72,18 @@ def longest_fitting_prefix(available: int, fits: Callable[[int], bool]) -> int:
 
     ``fits`` must be monotone (true up to some k, false after): it is for pack bodies, since
     every content row adds far more characters than the ``trimmed_by_budget`` digits can
-    lose. Probing 1, 2, 4, ... first keeps every measured body within about twice the size
-    of the answer, so a store with thousands of constraints costs what the budget shows,
-    not what the store holds. The result is exactly what a row-by-row fill would keep.
+    lose. The result is exactly what a row-by-row fill would keep.
+
+    The first probe is everything (the common case: the whole pack fits, one measurement).
+    Otherwise probing 1, 2, 4, ... then bisecting keeps every further body within about
+    twice the size of the answer: O(log k) measurements instead of one per row.
     """
+    if available == 0 or fits(available):
+        return available
     good, probe = 0, 1
-    while probe <= available and fits(probe):
+    while probe < available and fits(probe):
         good, probe = probe, probe * 2
-    bad = min(probe, available + 1)
+    bad = min(probe, available)
     while bad - good > 1:
         middle = (good + bad) // 2
         if fits(middle):

@@ -21,8 +21,9 @@ from typing import Any
 __all__ = ["canonical_json"]
 
 
-def _nested(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+#: One encoder for every call: the budget fill serializes a few candidate packs per request.
+_ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+_nested = _ENCODER.encode
 
 
 def canonical_json(value: Any) -> str:
