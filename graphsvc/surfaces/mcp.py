@@ -274,6 +274,13 @@ def _list(service: GraphService, args: dict[str, Any]) -> dict[str, Any]:
     return service.list(args)
 
 
+RETRY_NOTE = (" Retrying? Pass idempotency_key (a fresh UUID per logical write, the same one on each retry): a "
+              "retry with the same key and arguments returns the first result and writes nothing.")
+INGEST_DESCRIPTION += RETRY_NOTE
+RELATE_DESCRIPTION += RETRY_NOTE
+UPDATE_DESCRIPTION += RETRY_NOTE
+TOMBSTONE_DESCRIPTION += RETRY_NOTE
+
 TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec("memory_bootstrap", "Cold-start pack", BOOTSTRAP_DESCRIPTION,
              lambda: _schema(BootstrapRequest, BOOTSTRAP_FIELDS), _bootstrap, read_only=True),
