@@ -14,3 +14,12 @@ FOR (c:Capsule) ON (c.kind, c.project_id);
 
 CREATE INDEX capsule_seq IF NOT EXISTS
 FOR (c:Capsule) ON (c.seq);
+
+// Idempotency keys (graphsvc.store.idempotency): one node per (caller, key). The uniqueness
+// constraint is what makes MERGE lock a key, so two requests racing with one key write once.
+// They are not capsules: no capsule read, export or pack matches the IdempotencyKey label.
+CREATE CONSTRAINT idempotency_key_unique IF NOT EXISTS
+FOR (k:IdempotencyKey) REQUIRE (k.caller, k.key) IS UNIQUE;
+
+CREATE INDEX idempotency_key_expires IF NOT EXISTS
+FOR (k:IdempotencyKey) ON (k.expires_at);

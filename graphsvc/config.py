@@ -37,6 +37,12 @@ class Settings(BaseSettings):
     graphsvc_log_level: str = Field(default="info")
     # Seconds a request may wait for Neo4j before the service answers 503.
     graphsvc_neo4j_timeout: float = Field(default=2.0, gt=0)
+    # `text` (human) or `json` (one object per line, for log shippers); both carry the request id.
+    graphsvc_log_format: str = Field(default="text")
+    # Seconds an idempotency key (and the result stored with it) is kept: 24 h.
+    graphsvc_idempotency_ttl: float = Field(default=86400.0, gt=0)
+    # When set, GET /metrics needs this bearer token instead of GRAPHSVC_API_TOKEN (for scrapers).
+    graphsvc_metrics_token: SecretStr | None = Field(default=None)
 
     @field_validator("graphsvc_log_level")
     @classmethod
@@ -46,6 +52,14 @@ class Settings(BaseSettings):
         if level not in LOG_LEVELS:
             raise ValueError(f"'{value}' is not a log level; use one of {', '.join(LOG_LEVELS)}")
         return level
+
+    @field_validator("graphsvc_log_format")
+    @classmethod
+    def _known_log_format(cls, value: str) -> str:
+        fmt = value.strip().lower()
+        if fmt not in ("text", "json"):
+            raise ValueError(f"'{value}' is not a log format; use text or json")
+        return fmt
 
 
 @lru_cache(maxsize=1)

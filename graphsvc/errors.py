@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from graphsvc.request_context import current_request_id
+
 
 class ServiceError(Exception):
     status: int = 500
@@ -26,7 +28,15 @@ class ServiceError(Exception):
             error["field"] = self.field
         if self.details:
             error["details"] = self.details
-        return {"error": error}
+        return with_request_id({"error": error})
+
+
+def with_request_id(body: dict[str, Any]) -> dict[str, Any]:
+    """Stamp the current request's id into an error body, so a caller can quote it to an operator."""
+    request_id = current_request_id.get()
+    if request_id is not None and isinstance(body.get("error"), dict):
+        body["error"]["request_id"] = request_id
+    return body
 
 
 class BadRequest(ServiceError):
@@ -58,6 +68,12 @@ class Conflict(ServiceError):
 class Unauthorized(ServiceError):
     status = 401
     code = "unauthorized"
+
+
+class IdempotencyKeyReused(InvalidInput):
+    """The key already names another request (SPEC §5: refused, nothing written)."""
+
+    code = "idempotency_key_reused"
 
 
 class Unavailable(ServiceError):

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-import logging
+from datetime import timedelta
 
 from graphsvc.clock import system_clock
 from graphsvc.config import Settings, get_settings
+from graphsvc.logs import configure_logging
 from graphsvc.store.db import Database
 from graphsvc.service import GraphService
 
 
 def build_service(settings: Settings | None = None) -> GraphService:
     settings = settings or get_settings()
-    logging.basicConfig(level=settings.graphsvc_log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    return GraphService(Database.from_settings(settings), clock=system_clock)
+    configure_logging(settings.graphsvc_log_level, settings.graphsvc_log_format)
+    return GraphService(Database.from_settings(settings), clock=system_clock,
+                        idempotency_ttl=timedelta(seconds=settings.graphsvc_idempotency_ttl))

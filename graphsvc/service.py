@@ -8,19 +8,27 @@ never disagree about a rule.
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Iterator
+from datetime import datetime, timedelta
+from typing import Any, Callable, Iterable, Iterator
 
+from graphsvc import telemetry
 from graphsvc.clock import Clock, system_clock
 from graphsvc.store.db import Database
-from graphsvc.errors import BadRequest, InvalidInput
+from graphsvc.store.idempotency import DEFAULT_TTL, IdempotencyKey, Replayed, Wrap, check, guard, purge_expired
+from graphsvc.errors import BadRequest, Conflict, InvalidInput
 from graphsvc.models import BootstrapRequest, CapsuleIn, CapsuleUpdate, IngestBatch, RelateRequest
 from graphsvc.validation import parse
 
 
+def _as_is(result: Any) -> Any:
+    return result
+
+
 class GraphService:
-    def __init__(self, db: Database, clock: Clock = system_clock):
+    def __init__(self, db: Database, clock: Clock = system_clock, idempotency_ttl: timedelta = DEFAULT_TTL):
         self.db = db
         self.clock = clock
+        self.idempotency_ttl = idempotency_ttl
         self._schema_applied = False
 
     def ensure_schema(self) -> None:
@@ -43,36 +51,61 @@ class GraphService:
         from graphsvc.store.bootstrap import build_pack
 
         request = parse(BootstrapRequest, data if data is not None else {}, BadRequest)
-        return build_pack(self.db, request, self.clock())
+        pack = build_pack(self.db, request, self.clock())
+        telemetry.observe_pack(pack)
+        return pack
 
     # -- writes (SPEC §5) -------------------------------------------------
+    # Each takes an optional idempotency key (SPEC §5): see graphsvc.store.idempotency.
 
-    def ingest(self, data: Any) -> dict[str, Any]:
+    def _once(self, key: IdempotencyKey | None, operation: str, request: Any, now: datetime,
+              write: Callable[[Wrap | None], Any], render: Callable[[Any], Any] = _as_is) -> Any:
+        """Run `write` (a store call taking a wrap); with a key, replay or record in the same transaction."""
+        if key is None:
+            return render(write(None))
+        try:
+            body = render(write(guard(key.claim(operation, request, now, self.idempotency_ttl), render)))
+        except Replayed as replay:
+            return self._replayed(key, operation, replay)
+        purge_expired(self.db, now)
+        return body
+
+    @staticmethod
+    def _replayed(key: IdempotencyKey, operation: str, replay: Replayed) -> Any:
+        key.replayed, key.status = True, replay.status
+        telemetry.IDEMPOTENT_REPLAYS.labels(operation=operation).inc()
+        return replay.body
+
+    def ingest(self, data: Any, idempotency: IdempotencyKey | None = None) -> dict[str, Any]:
         """One capsule, or `{"items": [...]}` (≤ 1000) all-or-nothing."""
         from graphsvc.store.ingest import ingest
 
-        if isinstance(data, dict) and "items" in data:
-            items = parse(IngestBatch, data, InvalidInput).items
-            ids = ingest(self.db, items, self.clock(), batch=True)
-        else:
-            item = parse(CapsuleIn, data, InvalidInput)
-            ids = ingest(self.db, [item], self.clock(), batch=False)
-        return {"ids": ids}
+        batch = isinstance(data, dict) and "items" in data
+        items = parse(IngestBatch, data, InvalidInput).items if batch else [parse(CapsuleIn, data, InvalidInput)]
+        now = self.clock()
+        return self._once(idempotency, "ingest", data, now,
+                          lambda wrap: ingest(self.db, items, now, batch=batch, wrap=wrap),
+                          render=lambda ids: {"ids": ids})
 
-    def relate(self, data: Any) -> dict[str, Any]:
+    def relate(self, data: Any, idempotency: IdempotencyKey | None = None) -> dict[str, Any]:
         from graphsvc.store.relate import relate
 
-        return relate(self.db, parse(RelateRequest, data, InvalidInput), self.clock())
+        req, now = parse(RelateRequest, data, InvalidInput), self.clock()
+        return self._once(idempotency, "relate", data, now, lambda wrap: relate(self.db, req, now, wrap=wrap))
 
-    def update(self, capsule_id: str, data: Any) -> dict[str, Any]:
+    def update(self, capsule_id: str, data: Any, idempotency: IdempotencyKey | None = None) -> dict[str, Any]:
         from graphsvc.store.update import update
 
-        return update(self.db, capsule_id, parse(CapsuleUpdate, data, InvalidInput), self.clock())
+        upd, now = parse(CapsuleUpdate, data, InvalidInput), self.clock()
+        return self._once(idempotency, "update", {"id": capsule_id, "changes": data}, now,
+                          lambda wrap: update(self.db, capsule_id, upd, now, wrap=wrap))
 
-    def tombstone(self, capsule_ids: list[str]) -> dict[str, Any]:
+    def tombstone(self, capsule_ids: list[str], idempotency: IdempotencyKey | None = None) -> dict[str, Any]:
         from graphsvc.store.tombstone import tombstone
 
-        return tombstone(self.db, capsule_ids, self.clock())
+        now = self.clock()
+        return self._once(idempotency, "tombstone", {"ids": capsule_ids}, now,
+                          lambda wrap: tombstone(self.db, capsule_ids, now, wrap=wrap))
 
     # -- reads (SPEC §5) --------------------------------------------------
 
@@ -93,7 +126,29 @@ class GraphService:
 
         return export_lines(self.db)
 
-    def import_lines(self, lines: Iterable[str], progress: Any = None) -> dict[str, Any]:
+    def import_lines(self, lines: Iterable[str], progress: Any = None,
+                     idempotency: IdempotencyKey | None = None) -> dict[str, Any]:
+        """All-or-nothing import; with a key, the key is recorded in the import's last transaction.
+
+        An import spans several transactions, so the key is checked before it starts (a retry is
+        answered without parsing or the 409 its existing ids would cause), and a concurrent twin
+        that loses the race for the ids (409) is answered from the winner's key.
+        """
         from graphsvc.store.transfer import import_lines
 
-        return import_lines(self.db, lines, progress=progress)
+        if idempotency is None:
+            return import_lines(self.db, lines, progress=progress)
+        lines = list(lines)
+        claim = idempotency.claim("import", "\n".join(lines), self.clock(), self.idempotency_ttl)
+        try:
+            check(self.db, claim)
+            try:
+                body = import_lines(self.db, lines, progress=progress,
+                                    seal=lambda summary: guard(claim, lambda _: summary))
+            except Conflict:
+                check(self.db, claim)  # the twin that won may have stored its answer by now
+                raise
+        except Replayed as replay:
+            return self._replayed(idempotency, "import", replay)
+        purge_expired(self.db, claim.now)
+        return body

@@ -21,6 +21,7 @@ from neo4j.exceptions import ClientError, ConfigurationError, DriverError, Servi
 from graphsvc.store import cypher
 from graphsvc.config import InvalidNeo4jUri, Settings
 from graphsvc.errors import Conflict, Unavailable
+from graphsvc.telemetry import neo4j_work
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -87,7 +88,8 @@ class Database:
     @contextmanager
     def _outage_as_unavailable(self) -> Iterator[None]:
         try:
-            yield
+            with neo4j_work():  # metrics: work in flight, driver errors by class
+                yield
         except (ServiceUnavailable, SessionExpired) as exc:
             log.warning("neo4j unavailable at %s: %s", self.uri, type(exc).__name__)
             raise Unavailable(f"Neo4j at {self.uri} is not reachable; retry shortly.") from None

@@ -13,6 +13,7 @@ from typing import Any, Sequence
 from neo4j import ManagedTransaction
 
 from graphsvc.store.db import Database, run
+from graphsvc.store.idempotency import Wrap, within
 from graphsvc.errors import InvalidInput
 from graphsvc.models import DAG_KINDS, CapsuleIn
 
@@ -80,9 +81,11 @@ def _ingest(tx: ManagedTransaction, items: Sequence[CapsuleIn], now: datetime, b
     return ids
 
 
-def ingest(db: Database, items: Sequence[CapsuleIn], now: datetime, *, batch: bool = True) -> list[str]:
+def ingest(db: Database, items: Sequence[CapsuleIn], now: datetime, *, batch: bool = True,
+           wrap: Wrap | None = None) -> list[str]:
     """Store validated capsules and their edges; return the new ids in item order.
 
-    `batch` only changes how error fields are named (`items[3].blocks[0]` vs `blocks[0]`).
+    `batch` only changes how error fields are named (`items[3].blocks[0]` vs `blocks[0]`);
+    `wrap` composes the unit of work (an idempotency key is stored in the same transaction).
     """
-    return db.write(lambda tx: _ingest(tx, items, now, batch))
+    return db.write(within(wrap, lambda tx: _ingest(tx, items, now, batch)))

@@ -18,6 +18,7 @@ from typing import Any
 from neo4j import ManagedTransaction
 
 from graphsvc.store.db import Database, run
+from graphsvc.store.idempotency import Wrap, within
 from graphsvc.errors import InvalidInput
 from graphsvc.models import DAG_KINDS, Edge, RelateRequest
 
@@ -75,9 +76,9 @@ def _relate(tx: ManagedTransaction, req: RelateRequest) -> dict[str, Any]:
     }
 
 
-def relate(db: Database, req: RelateRequest, now: datetime) -> dict[str, Any]:
+def relate(db: Database, req: RelateRequest, now: datetime, wrap: Wrap | None = None) -> dict[str, Any]:
     """Apply every add and remove in one transaction; report what changed and what was a no-op.
 
     `now` is accepted for symmetry with the other writes; edges carry no timestamps.
     """
-    return db.write(lambda tx: _relate(tx, req))
+    return db.write(within(wrap, lambda tx: _relate(tx, req)))

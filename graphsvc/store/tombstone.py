@@ -14,6 +14,7 @@ from typing import Any
 from neo4j import ManagedTransaction
 
 from graphsvc.store.db import Database, run
+from graphsvc.store.idempotency import Wrap, within
 from graphsvc.store.reads import missing_error, parse_ids
 
 
@@ -29,7 +30,7 @@ def _tombstone(tx: ManagedTransaction, ids: list[str], original: list[str], now:
     }
 
 
-def tombstone(db: Database, capsule_ids: list[str], now: datetime) -> dict[str, Any]:
+def tombstone(db: Database, capsule_ids: list[str], now: datetime, wrap: Wrap | None = None) -> dict[str, Any]:
     """Tombstone every id (all or nothing); report which were new and which already were."""
     ids = parse_ids(capsule_ids)
-    return db.write(lambda tx: _tombstone(tx, ids, list(capsule_ids), now))
+    return db.write(within(wrap, lambda tx: _tombstone(tx, ids, list(capsule_ids), now)))

@@ -23,13 +23,14 @@ from __future__ import annotations
 import json
 import re
 from datetime import datetime, timedelta, timezone
-from typing import Any, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 from neo4j import ManagedTransaction
 from pydantic import AfterValidator, Field, StrictInt, model_validator
 from typing_extensions import Annotated
 
 from graphsvc.store.db import Database, run
+from graphsvc.store.idempotency import Wrap, within
 from graphsvc.errors import Conflict, InvalidInput, Unavailable
 from graphsvc.models import DAG_KINDS, CapsuleId, Content, Headline, Kind, ProjectId, Status, StrictModel, Tier
 from graphsvc.validation import parse
@@ -256,18 +257,29 @@ def _claim_ids(tx: ManagedTransaction, parsed: _Parsed) -> None:
                            "import into an empty database", field=f"line[{parsed.line_of[first]}].capsule.id")
 
 
-def _write_chunks(db: Database, parsed: _Parsed, progress: Any, written: list[str]) -> None:
-    """Write capsules then edges; `written` collects the ids of every committed capsule chunk."""
+def _steps(parsed: _Parsed) -> list[tuple[Callable[[ManagedTransaction], Any], list[str], int]]:
+    """The import's write transactions in order: (work, capsule ids it creates, lines it covers)."""
+    steps: list[tuple[Callable[[ManagedTransaction], Any], list[str], int]] = []
     for chunk in _chunks(parsed.capsules, IMPORT_CHUNK):
-        db.write(lambda tx: run(tx, "transfer/import_capsules", rows=chunk))
-        written.extend(capsule["id"] for capsule in chunk)
-        if progress is not None:
-            progress.update(len(chunk))
+        steps.append((lambda tx, rows=chunk: run(tx, "transfer/import_capsules", rows=rows),
+                      [capsule["id"] for capsule in chunk], len(chunk)))
     for edge_type, statement in (("BLOCKS", "transfer/import_blocks"), ("SUPERSEDES", "transfer/import_supersedes")):
         for chunk in _chunks(parsed.edges[edge_type], IMPORT_CHUNK * 2):
-            db.write(lambda tx: run(tx, statement, edges=chunk))
-            if progress is not None:
-                progress.update(len(chunk))
+            steps.append((lambda tx, name=statement, rows=chunk: run(tx, name, edges=rows), [], len(chunk)))
+    return steps
+
+
+def _write_chunks(db: Database, parsed: _Parsed, progress: Any, written: list[str], seal: Wrap | None = None) -> None:
+    """Write capsules then edges; `written` collects the ids of every committed capsule chunk.
+
+    `seal` wraps the LAST transaction (an idempotency key is recorded when the import completes).
+    """
+    steps = _steps(parsed)
+    for index, (work, ids, lines) in enumerate(steps):
+        db.write(within(seal if index == len(steps) - 1 else None, work))
+        written.extend(ids)
+        if progress is not None:
+            progress.update(lines)
 
 
 def _undo(db: Database, ids: list[str]) -> None:
@@ -288,22 +300,26 @@ def _undo(db: Database, ids: list[str]) -> None:
         ) from None
 
 
-def import_lines(db: Database, lines: Iterable[str | bytes], progress: Any = None) -> dict[str, Any]:
+def import_lines(db: Database, lines: Iterable[str | bytes], progress: Any = None,
+                 seal: Callable[[dict[str, Any]], Wrap] | None = None) -> dict[str, Any]:
     """Validate every line, refuse existing ids, then write in chunked transactions (undone on failure).
 
     `progress` is anything with `update(n)` (e.g. tqdm), advanced once per written line.
-    Blank lines are ignored.
+    Blank lines are ignored. `seal(summary)` gives the wrap for the last write transaction
+    (an idempotency key is stored with the summary the import is about to answer).
     """
     parsed = _Parsed()
     for number, raw in enumerate(lines, start=1):
         text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
         if text.strip():
             _take(parsed, number, text)
-    db.write(lambda tx: _claim_ids(tx, parsed))
+    summary = {"capsules": len(parsed.capsules), "edges": sum(len(rows) for rows in parsed.edges.values())}
+    last = seal(summary) if seal is not None else None
+    db.write(within(last if not parsed.capsules else None, lambda tx: _claim_ids(tx, parsed)))
     written: list[str] = []
     try:
-        _write_chunks(db, parsed, progress, written)
+        _write_chunks(db, parsed, progress, written, last)
     except BaseException:
         _undo(db, written)
         raise
-    return {"capsules": len(parsed.capsules), "edges": sum(len(rows) for rows in parsed.edges.values())}
+    return summary

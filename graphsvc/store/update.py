@@ -21,6 +21,7 @@ from typing import Any
 from neo4j import ManagedTransaction
 
 from graphsvc.store.db import Database, run
+from graphsvc.store.idempotency import Wrap, within
 from graphsvc.errors import Conflict, InvalidInput, NotFound
 from graphsvc.models import DAG_KINDS, CapsuleUpdate, check_capsule_id, derive_headline
 from graphsvc.store.records import from_record
@@ -65,7 +66,8 @@ def _update(tx: ManagedTransaction, capsule_id: str, upd: CapsuleUpdate, now: da
     return from_record(run(tx, "capsules/get_many", ids=[capsule_id])[0], now)
 
 
-def update(db: Database, capsule_id: str, upd: CapsuleUpdate, now: datetime) -> dict[str, Any]:
+def update(db: Database, capsule_id: str, upd: CapsuleUpdate, now: datetime,
+           wrap: Wrap | None = None) -> dict[str, Any]:
     """Apply the update and return the full capsule as get would show it."""
     capsule_id = valid_id(capsule_id)
-    return db.write(lambda tx: _update(tx, capsule_id, upd, now))
+    return db.write(within(wrap, lambda tx: _update(tx, capsule_id, upd, now)))

@@ -14,6 +14,7 @@ streamable HTTP at `/mcp` inside the Starlette app (`McpHttpEndpoint`).
 
 from __future__ import annotations
 
+import copy
 import json
 import logging
 from dataclasses import dataclass
@@ -30,6 +31,7 @@ from pydantic import BaseModel, Field, TypeAdapter
 from starlette.routing import Route
 
 from graphsvc import __version__
+from graphsvc import telemetry
 from graphsvc.core.canonical import canonical_json
 from graphsvc.errors import InvalidInput, ServiceError, Unavailable
 from graphsvc.models import (
@@ -43,7 +45,11 @@ from graphsvc.models import (
     RelateRequest,
     StrictModel,
 )
+from graphsvc.request_context import current_request_id, new_request_id
 from graphsvc.service import GraphService
+from graphsvc.store.idempotency import KEY_RULE, IdempotencyKey
+from graphsvc.surfaces.http.auth import CALLER_STATE
+from graphsvc.surfaces.http.request_id import request_id_of
 from graphsvc.validation import parse
 
 log = logging.getLogger(__name__)
@@ -80,12 +86,35 @@ def _schema(model: type[BaseModel], descriptions: dict[str, str] | None = None) 
     return schema
 
 
+KEY_ARGUMENT = "idempotency_key"
+KEY_SCHEMA = {
+    "type": "string",
+    "pattern": "^[A-Za-z0-9._~:+/=-]{1,200}$",
+    "description": "Optional; makes a retry safe. Send a fresh key (e.g. a UUID) with each logical write and the "
+    "SAME key when you retry it: the first call stores its result with the key, a retry with the same key and "
+    "the same arguments returns that result (same ids) and writes nothing; the same key with other arguments is "
+    f"refused. Keys live 24 h. Format: {KEY_RULE}.",
+}
+
+
+def _with_key(schema: dict[str, Any]) -> dict[str, Any]:
+    """A write tool's schema plus the optional idempotency_key argument."""
+    schema["properties"] = {**schema["properties"], KEY_ARGUMENT: KEY_SCHEMA}
+    return schema
+
+
 def _ingest_schema() -> dict[str, Any]:
     """One capsule at the top level, or {"items": [...]}: the two shapes service.ingest accepts.
 
     MCP requires `type: object` at the root; each anyOf member keeps additionalProperties false.
+    Both members also take idempotency_key, so the items of a batch point at a copy without it.
     """
     schema = TypeAdapter(CapsuleIn | IngestBatch).json_schema(by_alias=True)
+    defs = schema["$defs"]
+    defs["Capsule"] = copy.deepcopy(defs["CapsuleIn"])
+    defs["IngestBatch"]["properties"]["items"]["items"] = {"$ref": "#/$defs/Capsule"}
+    _with_key(defs["CapsuleIn"])
+    _with_key(defs["IngestBatch"])
     return {"type": "object", "title": "IngestArgs", **schema}
 
 
@@ -96,7 +125,7 @@ def _update_schema() -> dict[str, Any]:
     schema["properties"] = {"id": ref, **schema["properties"]}
     schema["required"] = ["id", *schema.get("required", [])]
     schema["title"] = "UpdateArgs"
-    return schema
+    return _with_key(schema)
 
 
 # ---------------------------------------------------------------- tool table
@@ -108,7 +137,7 @@ class ToolSpec:
     title: str
     description: str
     input_schema: Callable[[], dict[str, Any]]
-    call: Callable[[GraphService, dict[str, Any]], dict[str, Any]]
+    call: Callable[..., dict[str, Any]]  # (service, args) or, for writes, (service, args, key)
     read_only: bool = False
     idempotent: bool = False
     destructive: bool = False
@@ -226,31 +255,38 @@ def _bootstrap(service: GraphService, args: dict[str, Any]) -> dict[str, Any]:
     return service.bootstrap(args)
 
 
-def _ingest(service: GraphService, args: dict[str, Any]) -> dict[str, Any]:
-    return service.ingest(args)
+def _ingest(service: GraphService, args: dict[str, Any], key: IdempotencyKey | None) -> dict[str, Any]:
+    return service.ingest(args, idempotency=key)
 
 
 def _get(service: GraphService, args: dict[str, Any]) -> dict[str, Any]:
     return service.get(parse(CapsuleIdsArgs, args, InvalidInput).ids)
 
 
-def _relate(service: GraphService, args: dict[str, Any]) -> dict[str, Any]:
-    return service.relate(args)
+def _relate(service: GraphService, args: dict[str, Any], key: IdempotencyKey | None) -> dict[str, Any]:
+    return service.relate(args, idempotency=key)
 
 
-def _update(service: GraphService, args: dict[str, Any]) -> dict[str, Any]:
+def _update(service: GraphService, args: dict[str, Any], key: IdempotencyKey | None) -> dict[str, Any]:
     changes = dict(args)
     ref = parse(CapsuleRefArgs, {"id": changes.pop("id")} if "id" in changes else {}, InvalidInput)
-    return service.update(ref.id, changes)
+    return service.update(ref.id, changes, idempotency=key)
 
 
-def _tombstone(service: GraphService, args: dict[str, Any]) -> dict[str, Any]:
-    return service.tombstone(parse(CapsuleIdsArgs, args, InvalidInput).ids)
+def _tombstone(service: GraphService, args: dict[str, Any], key: IdempotencyKey | None) -> dict[str, Any]:
+    return service.tombstone(parse(CapsuleIdsArgs, args, InvalidInput).ids, idempotency=key)
 
 
 def _list(service: GraphService, args: dict[str, Any]) -> dict[str, Any]:
     return service.list(args)
 
+
+RETRY_NOTE = (" Retrying? Pass idempotency_key (a fresh UUID per logical write, the same one on each retry): a "
+              "retry with the same key and arguments returns the first result and writes nothing.")
+INGEST_DESCRIPTION += RETRY_NOTE
+RELATE_DESCRIPTION += RETRY_NOTE
+UPDATE_DESCRIPTION += RETRY_NOTE
+TOMBSTONE_DESCRIPTION += RETRY_NOTE
 
 TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec("memory_bootstrap", "Cold-start pack", BOOTSTRAP_DESCRIPTION,
@@ -259,12 +295,12 @@ TOOLS: tuple[ToolSpec, ...] = (
              lambda: _schema(CapsuleIdsArgs), _get, read_only=True),
     ToolSpec("memory_ingest", "Store capsules", INGEST_DESCRIPTION, _ingest_schema, _ingest),
     # destructive: `remove` deletes edges
-    ToolSpec("memory_relate", "Add or remove edges", RELATE_DESCRIPTION, lambda: _schema(RelateRequest), _relate,
+    ToolSpec("memory_relate", "Add or remove edges", RELATE_DESCRIPTION, lambda: _with_key(_schema(RelateRequest)), _relate,
              idempotent=True, destructive=True),
     # destructive: overwrites headline/content/status/tier/valid_to in place
     ToolSpec("memory_update", "Change a capsule", UPDATE_DESCRIPTION, _update_schema, _update, idempotent=True,
              destructive=True),
-    ToolSpec("memory_tombstone", "Retire capsules", TOMBSTONE_DESCRIPTION, lambda: _schema(CapsuleIdsArgs),
+    ToolSpec("memory_tombstone", "Retire capsules", TOMBSTONE_DESCRIPTION, lambda: _with_key(_schema(CapsuleIdsArgs)),
              _tombstone, idempotent=True, destructive=True),
     ToolSpec("memory_list", "Browse capsules", LIST_DESCRIPTION, lambda: _schema(ListRequest), _list, read_only=True),
 )
@@ -289,15 +325,28 @@ def tool_error(body: dict[str, Any]) -> types.CallToolResult:
     return types.CallToolResult(content=_text(body), structured_content=body, is_error=True)
 
 
-def call_tool(service: GraphService, name: str, arguments: dict[str, Any] | None) -> types.CallToolResult:
-    """Run one tool synchronously; service errors become tool errors with the HTTP body."""
+def _run(spec: ToolSpec, service: GraphService, arguments: dict[str, Any], caller: str) -> dict[str, Any]:
+    if spec.read_only:
+        return spec.call(service, arguments)
+    args = dict(arguments)
+    key = IdempotencyKey.parse(args.pop(KEY_ARGUMENT, None), caller=caller, field=KEY_ARGUMENT)
+    return spec.call(service, args, key)
+
+
+def call_tool(service: GraphService, name: str, arguments: dict[str, Any] | None,
+              caller: str = "") -> types.CallToolResult:
+    """Run one tool synchronously; service errors become tool errors with the HTTP body.
+
+    `caller` scopes idempotency keys (the SHA-256 of the HTTP bearer token; "" on stdio or without auth).
+    """
     spec = TOOLS_BY_NAME[name]
     try:
-        return tool_result(spec.call(service, arguments or {}), spec.canonical_text)
+        return tool_result(_run(spec, service, arguments or {}, caller), spec.canonical_text)
     except ServiceError as exc:
         body = exc.to_body()
         if isinstance(exc, Unavailable):  # HTTP says this in a Retry-After header; MCP has only the body
             body["error"]["retry_after"] = exc.retry_after
+            telemetry.UNAVAILABLE.labels(surface="mcp").inc()
         return tool_error(body)
     except Exception:
         log.exception("unexpected error in MCP tool %s", name)
@@ -316,8 +365,14 @@ def build_server(service: GraphService) -> Server[Any]:
     async def on_call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         if params.name not in TOOLS_BY_NAME:
             raise MCPError(types.INVALID_PARAMS, f"unknown tool '{params.name}'; tools: {', '.join(TOOLS_BY_NAME)}")
-        # The Neo4j driver is synchronous: keep the event loop free while it works.
-        return await anyio.to_thread.run_sync(call_tool, service, params.name, params.arguments)
+        # Over HTTP the tool call belongs to the HTTP request: its request id (log lines, error bodies)
+        # and its authenticated caller (idempotency scope). Over stdio each call gets its own id.
+        scope = getattr(getattr(ctx, "request", None), "scope", None) or {}
+        current_request_id.set(request_id_of(scope) or new_request_id())
+        caller = scope.get("state", {}).get(CALLER_STATE, "")
+        # The Neo4j driver is synchronous: keep the event loop free while it works (the thread
+        # runs in a copy of this context, so it sees the request id).
+        return await anyio.to_thread.run_sync(call_tool, service, params.name, params.arguments, caller)
 
     return Server(
         "graphsvc",

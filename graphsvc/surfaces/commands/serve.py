@@ -30,11 +30,17 @@ def run(args: argparse.Namespace) -> int:
         build_service(settings),
         api_token=configured_token(settings.graphsvc_api_token),
         mcp_allowed_hosts=LOOPBACK_HOSTS if host in ("127.0.0.1", "localhost", "::1") else None,
+        metrics_token=configured_token(settings.graphsvc_metrics_token),
     )
     uvicorn.run(
         app,
         host=host,
         port=args.port or settings.graphsvc_port,
         log_level=settings.graphsvc_log_level.lower(),
+        # graphsvc.logs configured the root logger (text or JSON, request ids); uvicorn's loggers
+        # propagate to it. Its access log is off: it prints query strings (tokens!) verbatim, and
+        # graphsvc.surfaces.http.access_log writes a redacted line instead.
+        log_config=None,
+        access_log=False,
     )
     return 0

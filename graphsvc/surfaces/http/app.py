@@ -13,13 +13,17 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from graphsvc.errors import ServiceError, Unavailable
+from graphsvc.errors import ServiceError, Unavailable, with_request_id
 from graphsvc.surfaces.mcp import McpHttpEndpoint
 from graphsvc.service import GraphService
 from graphsvc.surfaces.http import bootstrap_routes, capsule_routes
-from graphsvc.surfaces.http.auth import BearerTokenAuth
+from graphsvc.surfaces.http.access_log import AccessLogMiddleware
+from graphsvc.surfaces.http.auth import OPEN_PATHS, BearerTokenAuth
 from graphsvc.surfaces.http.common import call
+from graphsvc.surfaces.http.json_errors import JsonErrorsMiddleware
+from graphsvc.surfaces.http.metrics import MetricsMiddleware, metrics_route
 from graphsvc.surfaces.http.openapi import Operation, build_document
+from graphsvc.surfaces.http.request_id import HEADER as REQUEST_ID_HEADER, RequestIdMiddleware, request_id_of
 
 log = logging.getLogger(__name__)
 
@@ -29,6 +33,11 @@ BASE_OPERATIONS = [
     Operation("GET", "/healthz", "The process is up", public=True, error_statuses=()),
     Operation("GET", "/readyz", "Neo4j is reachable and the schema is applied", error_statuses=(401, 503)),
     Operation("GET", "/openapi.json", "This document", error_statuses=(401,)),
+    Operation("GET", "/metrics", "Prometheus metrics (text exposition format)",
+              description="Request counts and latency per route template and status, packs by ready state, rows "
+              "trimmed by budget, Neo4j errors and 503s, Neo4j work in flight. Needs GRAPHSVC_METRICS_TOKEN as the "
+              "bearer token when that is set, else the API token.",
+              error_statuses=(401,), response_media_type="text/plain"),
     Operation("POST", "/mcp", "MCP streamable HTTP endpoint (JSON-RPC; the same seven memory tools)",
               description="Speak MCP here with an MCP client; tools: memory_bootstrap, memory_get, memory_ingest, "
               "memory_relate, memory_update, memory_tombstone, memory_list.",
@@ -54,14 +63,18 @@ async def _http_error(request: Request, exc: Exception) -> JSONResponse:
         405: f"{request.method} is not allowed on {request.url.path}; see /openapi.json",
     }.get(exc.status_code, str(exc.detail))
     # Keep Starlette's headers (a 405 carries `Allow`, as RFC 9110 requires).
-    return JSONResponse({"error": {"code": code, "message": message}}, status_code=exc.status_code,
+    return JSONResponse(with_request_id({"error": {"code": code, "message": message}}), status_code=exc.status_code,
                         headers=exc.headers)
 
 
 async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
     log.exception("unexpected error on %s %s", request.method, request.url.path)
-    return JSONResponse({"error": {"code": "internal", "message": "unexpected server error; it was logged"}},
-                        status_code=500)
+    # Starlette runs this outside every user middleware: the request id is added here.
+    request_id = request_id_of(request.scope)
+    body = {"error": {"code": "internal", "message": "unexpected server error; it was logged"}}
+    if request_id:
+        body["error"]["request_id"] = request_id
+    return JSONResponse(body, status_code=500, headers={REQUEST_ID_HEADER: request_id} if request_id else None)
 
 
 def all_operations() -> list[Operation]:
@@ -77,8 +90,11 @@ def create_app(
     extra_routes: list[Any] | None = None,
     api_token: str | None = None,
     mcp_allowed_hosts: list[str] | None = None,
+    metrics_token: str | None = None,
 ) -> Starlette:
     """The app; with a non-empty `api_token`, every route but /healthz needs it as a Bearer token.
+
+    `metrics_token` (GRAPHSVC_METRICS_TOKEN) replaces the API token on GET /metrics only.
 
     `mcp_allowed_hosts` turns on the MCP SDK's Host/Origin check for /mcp (see McpHttpEndpoint).
     """
@@ -112,15 +128,26 @@ def create_app(
         Route("/healthz", healthz, methods=["GET"]),
         Route("/readyz", readyz, methods=["GET"]),
         Route("/openapi.json", openapi, methods=["GET"]),
+        metrics_route(metrics_token),
     ]
     for module in ROUTE_MODULES:
         route_list += module.routes(service)
     route_list.append(mcp.route)
     route_list += extra_routes or []
-    middleware = [Middleware(BearerTokenAuth, token=api_token)] if api_token else []
-    return Starlette(
+    open_paths = OPEN_PATHS | ({"/metrics"} if metrics_token else set())
+    middleware = [
+        Middleware(RequestIdMiddleware),  # outermost: every answer carries X-Request-ID
+        Middleware(AccessLogMiddleware),
+        Middleware(MetricsMiddleware),
+        Middleware(JsonErrorsMiddleware),
+    ]
+    if api_token:
+        middleware.append(Middleware(BearerTokenAuth, token=api_token, open_paths=frozenset(open_paths)))
+    app = Starlette(
         routes=route_list,
         middleware=middleware,
         lifespan=lifespan,
         exception_handlers={ServiceError: _service_error, HTTPException: _http_error, Exception: _unexpected},
     )
+    app.router.redirect_slashes = False  # an unknown path is a JSON 404, never a 307 to some other path
+    return app

@@ -17,8 +17,11 @@ from pydantic import SecretStr
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from graphsvc.errors import Unauthorized
+from graphsvc.store.idempotency import caller_scope
 
 OPEN_PATHS = frozenset({"/healthz"})
+#: Where an authenticated request carries its caller's scope (SHA-256 of the token, never the token).
+CALLER_STATE = "graphsvc.caller"
 _SCHEME = b"bearer "
 
 
@@ -52,6 +55,7 @@ class BearerTokenAuth:
             return
         given = presented_token(scope)
         if given is not None and hmac.compare_digest(given, self._token):
+            scope.setdefault("state", {})[CALLER_STATE] = caller_scope(given)  # idempotency keys' scope
             await self.app(scope, receive, send)
             return
         await self._reject(scope, send, missing=given is None)

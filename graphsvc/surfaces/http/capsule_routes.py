@@ -23,12 +23,19 @@ from graphsvc.store.transfer import split_lines
 from graphsvc.store.update import valid_id
 from graphsvc.validation import parse
 from graphsvc.surfaces.http.common import call, json_body, ok, read_body
+from graphsvc.surfaces.http.idempotency import keyed_write
 
 #: An export of ~1M capsules; larger stores move with `graphsvc export` / `graphsvc import`.
 MAX_IMPORT_BYTES = 1024 * 1024 * 1024
 from graphsvc.surfaces.http.openapi import Operation
 
 _REF = "#/components/schemas/{model}"
+_KEY_PARAM = {"name": "Idempotency-Key", "in": "header", "required": False,
+              "schema": {"type": "string", "pattern": "^[A-Za-z0-9._~:+/=-]{1,200}$"},
+              "description": "Makes a retry safe: the first request with a key stores its answer with the key (in the "
+              "write's own transaction); the same key with the same body returns that answer (same ids, same status, "
+              "header Idempotent-Replayed: true) and writes nothing; with another body it is a 422. Keys live 24 h "
+              "(GRAPHSVC_IDEMPOTENCY_TTL) and are scoped to the bearer token. A malformed key is a 400."}
 _ID_PARAM = {"name": "capsule_id", "in": "path", "required": True, "schema": {"type": "string", "pattern": "^cap-[1-9][0-9]*$"},
              "description": "a capsule id such as cap-12"}
 
@@ -45,7 +52,7 @@ OPERATIONS = [
         description="Body: one capsule, or {\"items\": [...]} with at most 1000 capsules. "
         "A bad item rejects the whole batch with 422 naming items[i].field; nothing is written.",
         request_schema=TypeAdapter(CapsuleIn | IngestBatch).json_schema(ref_template=_REF),
-        success_status=201,
+        parameters=(_KEY_PARAM,), success_status=201,
     ),
     Operation(
         "GET", "/v1/capsules", "List capsules: fenced, filtered, paginated",
@@ -71,7 +78,7 @@ OPERATIONS = [
         "rows, one transaction per chunk; if a chunk fails, the chunks already written are removed again. "
         "Answer: {capsules: n, edges: n}.",
         request_schema={"type": "string", "description": "JSON Lines, one object per line"},
-        request_media_type="application/x-ndjson",
+        request_media_type="application/x-ndjson", parameters=(_KEY_PARAM,),
         success_status=201, error_statuses=(400, 401, 409, 422, 503),
     ),
     Operation(
@@ -85,13 +92,13 @@ OPERATIONS = [
         description="Body: {\"add\": [{type, from, to}], \"remove\": [...]}. Unknown ids, self-loops and BLOCKS "
         "touching a non-task/epic capsule are 422 naming add[i].from/to; nothing is written. Answer: {added, "
         "already_present, removed, not_present}.",
-        request_model=RelateRequest, error_statuses=(401, 422, 503),
+        request_model=RelateRequest, parameters=(_KEY_PARAM,), error_statuses=(401, 422, 503),
     ),
     Operation(
         "POST", "/v1/capsules/tombstone", "Tombstone capsules (never deleted; idempotent)",
         description="Body: {\"ids\": [...]}. The first tombstoned_at is kept. Unknown id -> 404 naming it, nothing "
         "marked. Answer: {tombstoned: [...], already_tombstoned: [...]}.",
-        request_model=CapsuleIdList, error_statuses=(401, 404, 422, 503),
+        request_model=CapsuleIdList, parameters=(_KEY_PARAM,), error_statuses=(401, 404, 422, 503),
     ),
     Operation(
         "GET", "/v1/capsules/{capsule_id}", "Read one capsule (memory_get for a single id)",
@@ -102,7 +109,7 @@ OPERATIONS = [
         description="Bumps updated_at. status is for task/epic only (422 otherwise); clear_valid_to: true removes "
         "the expiry; content without headline re-derives a derived headline but keeps a chosen one. Unknown id "
         "-> 404; a tombstoned capsule -> 409. Answer: the full capsule.",
-        request_model=CapsuleUpdate, parameters=(_ID_PARAM,), error_statuses=(401, 404, 409, 422, 503),
+        request_model=CapsuleUpdate, parameters=(_ID_PARAM, _KEY_PARAM), error_statuses=(401, 404, 409, 422, 503),
     ),
 ]
 
@@ -133,7 +140,7 @@ def _first_and_rest(lines: Iterator[str]) -> tuple[list[str], Iterator[str]]:
 
 def routes(service: GraphService) -> list[Route]:
     async def ingest(request: Request) -> JSONResponse:
-        return ok(await call(service.ingest, await json_body(request)), status=201)
+        return await keyed_write(request, service.ingest, await json_body(request), status=201)
 
     async def list_capsules(request: Request) -> JSONResponse:
         return ok(await call(service.list, _query(request)))
@@ -156,24 +163,25 @@ def routes(service: GraphService) -> list[Route]:
             raise BadRequest("the body is not UTF-8 text; send the export's JSON Lines") from None
         if not text.strip():
             raise BadRequest("the body is empty; send the JSON Lines of an export")
-        return ok(await call(service.import_lines, split_lines(text)), status=201)
+        return await keyed_write(request, service.import_lines, split_lines(text), status=201)
 
     async def get_many(request: Request) -> JSONResponse:
         ids = parse(CapsuleIdList, await json_body(request), InvalidInput).ids
         return ok(await call(service.get, ids))
 
     async def relate(request: Request) -> JSONResponse:
-        return ok(await call(service.relate, await json_body(request)))
+        return await keyed_write(request, service.relate, await json_body(request), status=200)
 
     async def tombstone(request: Request) -> JSONResponse:
         ids = parse(CapsuleIdList, await json_body(request), InvalidInput).ids
-        return ok(await call(service.tombstone, ids))
+        return await keyed_write(request, service.tombstone, ids, status=200)
 
     async def get_one(request: Request) -> JSONResponse:
         return ok(await call(_one, service, request.path_params["capsule_id"]))
 
     async def update(request: Request) -> JSONResponse:
-        return ok(await call(service.update, request.path_params["capsule_id"], await json_body(request)))
+        return await keyed_write(request, service.update, request.path_params["capsule_id"], await json_body(request),
+                                 status=200)
 
     return [
         Route("/v1/capsules", ingest, methods=["POST"]),

@@ -27,6 +27,7 @@ ERROR_SCHEMA = {
                 "message": {"type": "string"},
                 "field": {"type": "string"},
                 "details": {"type": "array", "items": {"type": "object"}},
+                "request_id": {"type": "string", "description": "this request's X-Request-ID (quote it to an operator)"},
             },
         }
     },
