@@ -129,6 +129,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from graphsvc.clock import system_clock
+    from graphsvc.core.canonical import canonical_json
+    from graphsvc.surfaces.commands.bootstrap import budget_note
     from graphsvc.config import get_settings
     from graphsvc.store.db import Database
     from graphsvc.factory import build_service
@@ -163,4 +165,5 @@ def run(args: argparse.Namespace) -> int:
           f"cypher/inspect/project_graph.cypher after :param project_prefix => '{DEMO_PREFIX}'")
     print(json.dumps(pack, ensure_ascii=False, indent=2))
     sys.stdout.flush()
+    print(budget_note(pack, canonical_json(pack)), file=sys.stderr)  # used_tokens counts the compact body
     return 0
