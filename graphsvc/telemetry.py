@@ -91,11 +91,17 @@ def render() -> bytes:
     return generate_latest(REGISTRY)
 
 
-def _forget_this_process() -> None:
-    from prometheus_client import multiprocess
+def forget_this_process() -> None:
+    """Multiprocess mode: drop this worker's live gauges (its counters keep counting in the total).
 
-    multiprocess.mark_process_dead(os.getpid())
+    Called when the app shuts down, and at exit as a fallback (uvicorn re-raises SIGTERM after
+    its shutdown, which skips atexit).
+    """
+    if MULTIPROC_DIR:
+        from prometheus_client import multiprocess
+
+        multiprocess.mark_process_dead(os.getpid())
 
 
 if MULTIPROC_DIR:
-    atexit.register(_forget_this_process)
+    atexit.register(forget_this_process)

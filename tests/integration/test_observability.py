@@ -290,6 +290,7 @@ def served(neo4j_target, tmp_path) -> Iterator[tuple[str, Path, subprocess.Popen
 
 def test_serve_logs_json_with_request_ids_never_a_query_value_and_serves_multiprocess_metrics(served, db):
     url, log_path, process = served
+    multiproc = log_path.parent / "prom"
     auth = {"Authorization": "Bearer tok-serve"}
     assert httpx.get(url + "/readyz?access_token=LEAKED-TOKEN").status_code == 401
     assert httpx.post(url + "/v1/capsules", json=FACT, headers={**auth, "X-Request-ID": "serve-1"}).status_code == 201
@@ -307,3 +308,8 @@ def test_serve_logs_json_with_request_ids_never_a_query_value_and_serves_multipr
     assert any(e["request_id"] == "serve-1" and e["http"]["status"] == 201 for e in access)
     assert not any(e["logger"] == "uvicorn.access" for e in entries)
     assert any(e["logger"].startswith("uvicorn") for e in entries)  # uvicorn's own lines share the format
+    assert any(multiproc.glob("gauge_livesum_*.db"))
+    process.terminate()
+    process.wait(timeout=20)
+    assert not any(multiproc.glob("gauge_livesum_*.db"))  # a stopped worker's in-flight gauges are gone
+    assert any(multiproc.glob("counter_*.db"))  # its counts stay in the totals

@@ -13,6 +13,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from graphsvc import telemetry
 from graphsvc.errors import ServiceError, Unavailable, with_request_id
 from graphsvc.surfaces.mcp import McpHttpEndpoint
 from graphsvc.service import GraphService
@@ -123,6 +124,7 @@ def create_app(
             log.warning("Neo4j unreachable at start-up; the schema will be applied when it answers")
         async with mcp.run():  # the MCP session manager lives as long as the app
             yield
+        telemetry.forget_this_process()  # multiprocess metrics: this worker's live gauges go
 
     route_list: list[Any] = [
         Route("/healthz", healthz, methods=["GET"]),
