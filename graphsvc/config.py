@@ -37,6 +37,13 @@ class Settings(BaseSettings):
     graphsvc_log_level: str = Field(default="info")
     # Seconds a request may wait for Neo4j before the service answers 503.
     graphsvc_neo4j_timeout: float = Field(default=2.0, gt=0)
+    # Seconds one Neo4j transaction may run (the driver's transaction timeout, enforced by Neo4j);
+    # with the connection bound above it caps every wait: GRAPHSVC_NEO4J_TIMEOUT + this.
+    graphsvc_query_timeout: float = Field(default=5.0, gt=0)
+    # Worker processes `graphsvc serve` starts (uvicorn's supervisor); each is stateless.
+    graphsvc_workers: int = Field(default=1, ge=1, le=64)
+    # Requests per process allowed to wait on Neo4j at once; beyond it a fast 503 + Retry-After.
+    graphsvc_max_inflight: int = Field(default=32, ge=1)
 
     @field_validator("graphsvc_log_level")
     @classmethod

@@ -7,6 +7,7 @@ import logging
 from typing import Any, AsyncIterator
 
 from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.requests import Request
@@ -17,11 +18,17 @@ from graphsvc.errors import ServiceError, Unavailable
 from graphsvc.surfaces.mcp import McpHttpEndpoint
 from graphsvc.service import GraphService
 from graphsvc.surfaces.http import bootstrap_routes, capsule_routes
+from graphsvc.config import Settings
+from graphsvc.surfaces.deadline import RequestDeadline
 from graphsvc.surfaces.http.auth import BearerTokenAuth
+from graphsvc.surfaces.http.bookmark_header import BookmarkHeader
+from graphsvc.surfaces.http.shedding import LoadShedding
 from graphsvc.surfaces.http.common import call
 from graphsvc.surfaces.http.openapi import Operation, build_document
 
 log = logging.getLogger(__name__)
+
+DEFAULT_MAX_INFLIGHT = Settings.model_fields["graphsvc_max_inflight"].default
 
 ROUTE_MODULES = [capsule_routes, bootstrap_routes]
 
@@ -77,10 +84,12 @@ def create_app(
     extra_routes: list[Any] | None = None,
     api_token: str | None = None,
     mcp_allowed_hosts: list[str] | None = None,
+    max_inflight: int = DEFAULT_MAX_INFLIGHT,
 ) -> Starlette:
     """The app; with a non-empty `api_token`, every route but /healthz needs it as a Bearer token.
 
     `mcp_allowed_hosts` turns on the MCP SDK's Host/Origin check for /mcp (see McpHttpEndpoint).
+    `max_inflight` bounds the requests waiting on Neo4j at once (GRAPHSVC_MAX_INFLIGHT; see shedding).
     """
     document = build_document(all_operations())
     mcp = McpHttpEndpoint(service, allowed_hosts=mcp_allowed_hosts)
@@ -99,10 +108,11 @@ def create_app(
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         try:
-            await call(service.ensure_schema)
-            # Planning the pack statement takes seconds on a fresh Neo4j; pay it here, not on the
-            # first agent's call (budget 0: the same statement, nothing rendered).
-            await call(service.bootstrap, {"token_budget": 0})
+            await run_in_threadpool(service.ensure_schema)
+            # Planning the pack statement takes seconds per shape on a fresh Neo4j; pay it here, not
+            # on the first agent's call (and again, in the background, after a reconnect:
+            # Database.on_reconnect).
+            await run_in_threadpool(service.warm)
         except Unavailable:
             log.warning("Neo4j unreachable at start-up; the schema will be applied when it answers")
         async with mcp.run():  # the MCP session manager lives as long as the app
@@ -117,7 +127,11 @@ def create_app(
         route_list += module.routes(service)
     route_list.append(mcp.route)
     route_list += extra_routes or []
-    middleware = [Middleware(BearerTokenAuth, token=api_token)] if api_token else []
+    # Outermost first: shed excess before anything else runs; then auth; then each request's
+    # wall-clock bound and bookmark exchange (no route code needed for either).
+    middleware = [Middleware(LoadShedding, limit=max_inflight)]
+    middleware += [Middleware(BearerTokenAuth, token=api_token)] if api_token else []
+    middleware += [Middleware(RequestDeadline, seconds=service.request_bound), Middleware(BookmarkHeader)]
     return Starlette(
         routes=route_list,
         middleware=middleware,
