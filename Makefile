@@ -9,6 +9,8 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PORT ?= 8080
+# Worker processes of `make up` (uvicorn's supervisor): GRAPHSVC_WORKERS=4 make up
+GRAPHSVC_WORKERS ?= 1
 RUN_DIR := .run
 
 .PHONY: demo test up down venv bench chromium
@@ -40,7 +42,7 @@ up: $(STAMP)
 	@if [ -f $(RUN_DIR)/serve.pid ] && kill -0 $$(cat $(RUN_DIR)/serve.pid) 2>/dev/null; then \
 		echo "graphsvc already serving on http://127.0.0.1:$(PORT)"; \
 	else \
-		GRAPHSVC_PORT=$(PORT) nohup $(BIN)/graphsvc serve > $(RUN_DIR)/serve.log 2>&1 & echo $$! > $(RUN_DIR)/serve.pid; \
+		GRAPHSVC_PORT=$(PORT) GRAPHSVC_WORKERS=$(GRAPHSVC_WORKERS) nohup $(BIN)/graphsvc serve > $(RUN_DIR)/serve.log 2>&1 & echo $$! > $(RUN_DIR)/serve.pid; \
 		set --; if [ -n "$$GRAPHSVC_API_TOKEN" ]; then set -- -H "Authorization: Bearer $$GRAPHSVC_API_TOKEN"; fi; \
 		ready=no; for i in $$(seq 1 60); do \
 			if curl -sf "$$@" http://127.0.0.1:$(PORT)/readyz >/dev/null; then ready=yes; break; fi; sleep 0.5; \
@@ -51,7 +53,7 @@ up: $(STAMP)
 			kill $$(cat $(RUN_DIR)/serve.pid) 2>/dev/null; rm -f $(RUN_DIR)/serve.pid; \
 			exit 1; \
 		fi; \
-		echo "graphsvc serving on http://127.0.0.1:$(PORT) (log: $(RUN_DIR)/serve.log)"; \
+		echo "graphsvc serving on http://127.0.0.1:$(PORT) with $(GRAPHSVC_WORKERS) worker(s) (log: $(RUN_DIR)/serve.log)"; \
 	fi
 
 demo: up

@@ -43,6 +43,13 @@ class Settings(BaseSettings):
     graphsvc_idempotency_ttl: float = Field(default=86400.0, gt=0)
     # When set, GET /metrics needs this bearer token instead of GRAPHSVC_API_TOKEN (for scrapers).
     graphsvc_metrics_token: SecretStr | None = Field(default=None)
+    # Seconds one Neo4j transaction may run (the driver's transaction timeout, enforced by Neo4j);
+    # with the connection bound above it caps every wait: GRAPHSVC_NEO4J_TIMEOUT + this.
+    graphsvc_query_timeout: float = Field(default=5.0, gt=0)
+    # Worker processes `graphsvc serve` starts (uvicorn's supervisor); each is stateless.
+    graphsvc_workers: int = Field(default=1, ge=1, le=64)
+    # Requests per process allowed to wait on Neo4j at once; beyond it a fast 503 + Retry-After.
+    graphsvc_max_inflight: int = Field(default=32, ge=1)
 
     @field_validator("graphsvc_log_level")
     @classmethod

@@ -8,6 +8,8 @@ never disagree about a rule.
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+from contextvars import ContextVar
 from datetime import datetime, timedelta
 from typing import Any, Callable, Iterable, Iterator
 
@@ -15,7 +17,7 @@ from graphsvc import telemetry
 from graphsvc.clock import Clock, system_clock
 from graphsvc.store.db import Database
 from graphsvc.store.idempotency import DEFAULT_TTL, IdempotencyKey, Replayed, Wrap, check, guard, purge_expired
-from graphsvc.errors import BadRequest, Conflict, InvalidInput
+from graphsvc.errors import BadRequest, Conflict, InvalidInput, Unavailable
 from graphsvc.models import BootstrapRequest, CapsuleIn, CapsuleUpdate, IngestBatch, RelateRequest
 from graphsvc.validation import parse
 
@@ -24,12 +26,49 @@ def _as_is(result: Any) -> Any:
     return result
 
 
+#: The pack shapes whose plans `warm` caches. Neo4j plans one statement again for other parameter
+#: types (a fence by id, by prefix, none) and, measured, for other term-list shapes too, so each
+#: common shape is planned once here; budget 0 renders nothing.
+WARM_REQUESTS: tuple[dict[str, Any], ...] = tuple(
+    {"token_budget": 0, **fence, **terms}
+    for fence in ({}, {"project_id": "graphsvc-warm"}, {"project_prefix": "graphsvc-warm"})
+    for terms in ({}, {"terms": ["warm"]}, {"terms": ["warm", "up", "plan"]})
+)
+
+
+#: Set in the warm-up's own calls, which must pass the warming gate in `bootstrap`.
+_warming_call: ContextVar[bool] = ContextVar("graphsvc_warming_call", default=False)
+
+
 class GraphService:
     def __init__(self, db: Database, clock: Clock = system_clock, idempotency_ttl: timedelta = DEFAULT_TTL):
         self.db = db
         self.clock = clock
         self.idempotency_ttl = idempotency_ttl
         self._schema_applied = False
+        db.on_reconnect = self.warm  # a restarted Neo4j has an empty plan cache
+
+    @property
+    def request_bound(self) -> float:
+        """Seconds a surface lets one call wait for Neo4j before it answers 503 (SPEC §6)."""
+        return self.db.request_bound
+
+    def warm(self) -> None:
+        """Plan the pack statement now (seconds per shape on a cold Neo4j), not on an agent's call.
+
+        The shapes are planned side by side: Neo4j plans them on its own cores, so a start-up or
+        a reconnect pays about the slowest plan rather than their sum."""
+        def plan(request: dict[str, Any]) -> None:
+            token = _warming_call.set(True)
+            try:
+                with self.db.longer_timeout():
+                    self.bootstrap(request)
+            finally:
+                _warming_call.reset(token)
+
+        with ThreadPoolExecutor(max_workers=len(WARM_REQUESTS), thread_name_prefix="graphsvc-warm") as pool:
+            for done in [pool.submit(plan, request) for request in WARM_REQUESTS]:
+                done.result()
 
     def ensure_schema(self) -> None:
         """Apply `cypher/schema.cypher` once; retried on the next call if Neo4j was down."""
@@ -51,6 +90,11 @@ class GraphService:
         from graphsvc.store.bootstrap import build_pack
 
         request = parse(BootstrapRequest, data if data is not None else {}, BadRequest)
+        if self.db.warming and not _warming_call.get():
+            # After a reconnect every pack would compile the cold plan itself, each one cut off by
+            # the query timeout while they crowd the server; one warm-up compiles it instead, and
+            # callers get a fast 503 + Retry-After until it is done (seconds, not a 30 s wait).
+            raise Unavailable("Neo4j is back and the pack's query plans are being compiled; retry shortly.")
         pack = build_pack(self.db, request, self.clock())
         telemetry.observe_pack(pack)
         return pack

@@ -1,26 +1,37 @@
 """The one place that talks to the Neo4j driver.
 
-Follows the driver manual's idioms: `execute_query` for single statements and
-managed transactions (`execute_read` / `execute_write`) for units of work that
-must be all-or-nothing. Every driver outage is turned into `Unavailable`
-(HTTP 503 + Retry-After) within the configured timeout instead of hanging, and
-credentials never appear in the messages.
+Follows the driver manual's idioms: managed transactions (`execute_read` / `execute_write`) for
+every unit of work, so on a cluster (a `neo4j://` or `neo4j+s://` URI) reads are routed to
+followers / read replicas and writes to the leader. Every session starts with the request's
+bookmarks (graphsvc.store.bookmarks) and every write records the bookmark it committed, so a
+caller reads its own writes whichever worker or member answers.
+
+Bounded waits: getting a connection is bounded by `timeout` (GRAPHSVC_NEO4J_TIMEOUT), and every
+transaction carries the driver's transaction timeout `query_timeout` (GRAPHSVC_QUERY_TIMEOUT),
+which Neo4j enforces, so a swamped or half-started server answers "timed out" instead of
+running a statement for 30 s. A FROZEN server enforces nothing, so the surfaces also hold each
+call to `request_bound` = timeout + query_timeout on the wall clock (graphsvc.surfaces.deadline).
+Every outage becomes `Unavailable` (HTTP 503 + Retry-After), and credentials never appear in
+the messages. After an outage, the first call that succeeds fires `on_reconnect` (the service
+warms the pack statement's plans again, in the background).
 """
 
 from __future__ import annotations
 
 import logging
 import re
+import threading
 from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any, Callable, Iterator, TypeVar
 
 import neo4j
-from neo4j import GraphDatabase, ManagedTransaction, RoutingControl
+from neo4j import READ_ACCESS, WRITE_ACCESS, GraphDatabase, ManagedTransaction, unit_of_work
 from neo4j.exceptions import ClientError, ConfigurationError, DriverError, ServiceUnavailable, SessionExpired, TransientError
 
-from graphsvc.store import cypher
+from graphsvc.store import bookmarks, cypher
 from graphsvc.config import InvalidNeo4jUri, Settings
-from graphsvc.errors import Conflict, Unavailable
+from graphsvc.errors import BadRequest, Conflict, Unavailable
 from graphsvc.telemetry import neo4j_work
 
 log = logging.getLogger(__name__)
@@ -43,13 +54,32 @@ def _clean_reason(exc: Exception, uri: str, redacted: str) -> str:
     return reason
 
 
+#: The server's answers when a transaction outlived the timeout the driver gave it (or its own).
+TX_TIMED_OUT = ("Neo.ClientError.Transaction.TransactionTimedOutClientConfiguration",
+                "Neo.ClientError.Transaction.TransactionTimedOut",
+                "Neo.ClientError.Transaction.LockClientStopped")  # timed out waiting for a lock
+#: Seconds for start-up work (schema, plan warming): planning is slow on a cold server.
+MAINTENANCE_TIMEOUT = 120.0
+
+#: A per-thread override of the transaction timeout (`Database.longer_timeout`).
+_tx_timeout_override: ContextVar[float | None] = ContextVar("graphsvc_tx_timeout", default=None)
+
+
 class Database:
     """A driver plus the database name, with outage handling and named statements."""
 
-    def __init__(self, uri: str, user: str, password: str, database: str = "neo4j", timeout: float = 2.0):
+    def __init__(self, uri: str, user: str, password: str, database: str = "neo4j", timeout: float = 2.0,
+                 query_timeout: float = 5.0):
         self.uri = redact_uri(uri)  # it appears in 503 messages and logs
         self.database = database
         self.timeout = timeout
+        self.query_timeout = query_timeout
+        #: The longest a caller waits for one call, on the wall clock: a connection, then one statement.
+        self.request_bound = timeout + query_timeout
+        #: Called (in a background thread) by the first call that succeeds after an outage.
+        self.on_reconnect: Callable[[], None] | None = None
+        self._outage = False
+        self._reconnecting = threading.Lock()
         # `timeout` budgets the WHOLE wait for Neo4j, retries included. With every knob set to it
         # (and the driver's default 1 s first retry delay) a stopped Neo4j took 2.8 s to a 503
         # (tests/integration/test_outage.py). The Bolt handshake is bounded by the acquisition
@@ -63,7 +93,11 @@ class Database:
                 connection_acquisition_timeout=timeout / 3,
                 max_transaction_retry_time=timeout / 4,
                 initial_retry_delay=min(timeout / 10, 0.2),  # deadlock retries stay brisk too
-                liveness_check_timeout=0,
+                # A connection idle longer than `timeout` is checked (RESET) before use; busy ones are
+                # not: a check on every acquisition cost a round trip per call (~1.8 ms of ~6 ms).
+                # A connection that died meanwhile fails on use and the managed transaction retries
+                # on a fresh one; a frozen server is caught by the surfaces' wall-clock bound.
+                liveness_check_timeout=timeout,
                 notifications_min_severity="OFF",
             )
         except (ConfigurationError, ValueError) as exc:
@@ -80,10 +114,51 @@ class Database:
             settings.neo4j_password.get_secret_value(),
             settings.neo4j_database,
             settings.graphsvc_neo4j_timeout,
+            settings.graphsvc_query_timeout,
         )
 
     def close(self) -> None:
         self._driver.close()
+
+    @contextmanager
+    def longer_timeout(self, seconds: float = MAINTENANCE_TIMEOUT) -> Iterator[None]:
+        """Transactions in this block may run `seconds` (start-up and warm-up work, never a request)."""
+        reset = _tx_timeout_override.set(seconds)
+        try:
+            yield
+        finally:
+            _tx_timeout_override.reset(reset)
+
+    def _tx_timeout(self) -> float:
+        override = _tx_timeout_override.get()
+        return self.query_timeout if override is None else override
+
+    def _recovered(self) -> None:
+        """Neo4j answers again: warm what a restart made cold, once, off the request's path."""
+        self._outage = False
+        self.rewarm()
+
+    @property
+    def warming(self) -> bool:
+        """True while `on_reconnect` runs (the service refuses packs meanwhile, see GraphService.bootstrap)."""
+        return self._reconnecting.locked()
+
+    def rewarm(self) -> None:
+        """Run `on_reconnect` in a background thread unless it is already running."""
+        if self.on_reconnect is None or not self._reconnecting.acquire(blocking=False):
+            return
+
+        def warm() -> None:
+            try:
+                self.on_reconnect()  # type: ignore[misc]
+            except Exception as exc:  # try again after the next call that succeeds
+                log.warning("warming the query plans failed (%s); retrying after the next success",
+                            type(exc).__name__)
+                self._outage = True
+            finally:
+                self._reconnecting.release()
+
+        threading.Thread(target=warm, name="graphsvc-rewarm", daemon=True).start()
 
     @contextmanager
     def _outage_as_unavailable(self) -> Iterator[None]:
@@ -91,20 +166,30 @@ class Database:
             with neo4j_work():  # metrics: work in flight, driver errors by class
                 yield
         except (ServiceUnavailable, SessionExpired) as exc:
+            self._outage = True
             log.warning("neo4j unavailable at %s: %s", self.uri, type(exc).__name__)
             raise Unavailable(f"Neo4j at {self.uri} is not reachable; retry shortly.") from None
         except TransientError as exc:
             raise Unavailable(f"Neo4j is busy ({exc.code}); retry shortly.") from None
         except DriverError as exc:  # acquisition timeouts and friends
+            self._outage = True
             log.warning("neo4j driver error: %s", type(exc).__name__)
             raise Unavailable(f"Neo4j at {self.uri} did not answer in time; retry shortly.") from None
         except OSError:
+            self._outage = True
             raise Unavailable(f"Neo4j at {self.uri} is not reachable; retry shortly.") from None
         except ClientError as exc:
             code = exc.code or ""
             # Refused credentials (or a login rate limit) and a missing database are the
             # deployment's fault, not the caller's: a 503 for the caller, the code (never the
             # credentials) for the operator.
+            if code in TX_TIMED_OUT:
+                log.warning("neo4j transaction outlived GRAPHSVC_QUERY_TIMEOUT=%ss", self._tx_timeout())
+                raise Unavailable(f"Neo4j did not finish within the query timeout ({self._tx_timeout():g} s; "
+                                  "GRAPHSVC_QUERY_TIMEOUT); it is busy or warming up, retry shortly.") from None
+            if code.startswith("Neo.ClientError.Transaction.InvalidBookmark"):
+                raise BadRequest("the bookmark is not one this Neo4j database issued; send back the bookmark "
+                                 "of a write to this service unchanged, or omit it", field=bookmarks.field_name()) from None
             if code.startswith("Neo.ClientError.Security."):
                 log.error("neo4j at %s refused the service's login: %s", self.uri, code)
                 raise Unavailable(f"Neo4j at {self.uri} refused the service's credentials ({code}); "
@@ -118,33 +203,43 @@ class Database:
                 raise Conflict("another write stored the same capsule id at the same time; "
                                "nothing of this request was written, retry it") from None
             raise
+        else:
+            if self._outage:
+                self._recovered()
 
     def query(self, name: str, **params: Any) -> list[neo4j.Record]:
-        """Run the named read statement `cypher/<name>.cypher` with parameters."""
-        with self._outage_as_unavailable():
-            records, _, _ = self._driver.execute_query(
-                cypher.load(name), params, database_=self.database, routing_=RoutingControl.READ
-            )
-        return records
+        """Run the named read statement `cypher/<name>.cypher` with parameters (one read transaction)."""
+        text = cypher.load(name)
+        return self.read(lambda tx: list(tx.run(text, params)))
 
     def read(self, work: Callable[[ManagedTransaction], T]) -> T:
-        """One read transaction (a consistent snapshot for multi-statement reads)."""
-        with self._outage_as_unavailable():
-            with self._driver.session(database=self.database) as session:
-                return session.execute_read(work)
+        """One read transaction (a consistent snapshot), routed to a reader on a cluster."""
+        return self._transaction(READ_ACCESS, work)
 
     def write(self, work: Callable[[ManagedTransaction], T]) -> T:
         """One write transaction: everything in `work` commits together or not at all."""
+        return self._transaction(WRITE_ACCESS, work)
+
+    def _transaction(self, access: str, work: Callable[[ManagedTransaction], T]) -> T:
+        """`work` in a managed transaction carrying the transaction timeout and the request's bookmarks."""
+        bounded = unit_of_work(timeout=self._tx_timeout())(work)
         with self._outage_as_unavailable():
-            with self._driver.session(database=self.database) as session:
-                return session.execute_write(work)
+            with self._driver.session(database=self.database, bookmarks=bookmarks.session_bookmarks(),
+                                      default_access_mode=access) as session:
+                if access == READ_ACCESS:
+                    return session.execute_read(bounded)
+                result = session.execute_write(bounded)
+                bookmarks.record_write(session.last_bookmarks())
+                return result
 
     def apply_schema(self) -> None:
         """Create the constraints and indexes of `cypher/schema.cypher` if missing."""
+        timeout = max(self._tx_timeout(), MAINTENANCE_TIMEOUT)
         with self._outage_as_unavailable():
             for statement in cypher.load_statements("schema"):
-                self._driver.execute_query(statement, database_=self.database)
-            self._driver.execute_query(cypher.load("maintenance/await_indexes"), database_=self.database)
+                self._driver.execute_query(neo4j.Query(statement, timeout=timeout), database_=self.database)
+            self._driver.execute_query(neo4j.Query(cypher.load("maintenance/await_indexes"), timeout=timeout),
+                                       database_=self.database)
 
     def wipe_all(self) -> None:
         """Delete every node and edge (tests, benchmarks). Auto-commit: the statement batches itself."""

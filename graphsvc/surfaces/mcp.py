@@ -20,7 +20,6 @@ import logging
 from dataclasses import dataclass
 from typing import Annotated, Any, Callable
 
-import anyio
 import mcp_types as types
 from mcp.server import Server
 from mcp.server.stdio import stdio_server
@@ -47,7 +46,9 @@ from graphsvc.models import (
 )
 from graphsvc.request_context import current_request_id, new_request_id
 from graphsvc.service import GraphService
+from graphsvc.store import bookmarks
 from graphsvc.store.idempotency import KEY_RULE, IdempotencyKey
+from graphsvc.surfaces import deadline
 from graphsvc.surfaces.http.auth import CALLER_STATE
 from graphsvc.surfaces.http.request_id import request_id_of
 from graphsvc.validation import parse
@@ -146,11 +147,12 @@ class ToolSpec:
     canonical_text: bool = False
 
     def to_tool(self) -> types.Tool:
+        schema = self.input_schema()
         return types.Tool(
             name=self.name,
             title=self.title,
-            description=self.description,
-            input_schema=self.input_schema(),
+            description=self.description + (BOOKMARK_READ_NOTE if self.read_only else BOOKMARK_WRITE_NOTE),
+            input_schema=with_bookmark_argument(schema) if self.read_only else schema,
             annotations=types.ToolAnnotations(
                 title=self.title,
                 read_only_hint=self.read_only,
@@ -251,6 +253,21 @@ filtered by kind, tier and status, in a stable order. Pass the returned cursor b
 Tombstoned capsules never appear here (memory_get still shows them). Use it to browse; use memory_bootstrap to decide what to do."""
 
 
+BOOKMARK_READ_NOTE = (" Optional `bookmark`: the `bookmark` a write tool returned; the read then waits (bounded) "
+                      "until that write is visible, whichever server answers.")
+BOOKMARK_WRITE_NOTE = (" The result carries `bookmark`: pass it to your next read tool call to read this write "
+                       "even when another server or cluster member answers.")
+
+
+def with_bookmark_argument(schema: dict[str, Any]) -> dict[str, Any]:
+    """A read tool's schema plus the optional `bookmark` (outside the request model: it is not
+    part of what is read, only of WHEN it may be read)."""
+    properties = {**schema.get("properties", {}), "bookmark": {
+        "type": "string", "maxLength": bookmarks.MAX_TOKEN_CHARS,
+        "description": "the `bookmark` of an earlier write tool result; omit it when you have none"}}
+    return {**schema, "properties": properties}
+
+
 def _bootstrap(service: GraphService, args: dict[str, Any]) -> dict[str, Any]:
     return service.bootstrap(args)
 
@@ -340,8 +357,16 @@ def call_tool(service: GraphService, name: str, arguments: dict[str, Any] | None
     `caller` scopes idempotency keys (the SHA-256 of the HTTP bearer token; "" on stdio or without auth).
     """
     spec = TOOLS_BY_NAME[name]
+    args = dict(arguments or {})
     try:
-        return tool_result(_run(spec, service, arguments or {}, caller), spec.canonical_text)
+        token = args.pop("bookmark", None) if spec.read_only else None
+        if token is not None and not isinstance(token, str):
+            raise InvalidInput("bookmark must be a string (a write tool's `bookmark`)", field="bookmark")
+        with bookmarks.exchange(bookmarks.from_token(token)) as exchange:
+            data = _run(spec, service, args, caller)
+        if exchange.written is not None:
+            data = {**data, "bookmark": bookmarks.encode(exchange.written)}
+        return tool_result(data, spec.canonical_text)
     except ServiceError as exc:
         body = exc.to_body()
         if isinstance(exc, Unavailable):  # HTTP says this in a Retry-After header; MCP has only the body
@@ -370,9 +395,13 @@ def build_server(service: GraphService) -> Server[Any]:
         scope = getattr(getattr(ctx, "request", None), "scope", None) or {}
         current_request_id.set(request_id_of(scope) or new_request_id())
         caller = scope.get("state", {}).get(CALLER_STATE, "")
-        # The Neo4j driver is synchronous: keep the event loop free while it works (the thread
-        # runs in a copy of this context, so it sees the request id).
-        return await anyio.to_thread.run_sync(call_tool, service, params.name, params.arguments, caller)
+        # The Neo4j driver is synchronous: keep the event loop free while it works, bounded like HTTP
+        # (the thread runs in a copy of this context, so it sees the request id).
+        try:
+            with deadline.within(service.request_bound):
+                return await deadline.run_bounded(call_tool, service, params.name, params.arguments, caller)
+        except Unavailable as exc:
+            return tool_error({"error": {**exc.to_body()["error"], "retry_after": exc.retry_after}})
 
     return Server(
         "graphsvc",

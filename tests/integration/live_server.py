@@ -28,7 +28,7 @@ class LiveServer:
 
     def __enter__(self) -> "LiveServer":
         self._thread.start()
-        deadline = time.monotonic() + 120  # start-up plans the pack statement: slow on a loaded machine
+        deadline = time.monotonic() + 120  # start-up plans the pack's shapes on a cold Neo4j
         while not self._server.started:
             if not self._thread.is_alive() or time.monotonic() > deadline:
                 raise RuntimeError(f"uvicorn did not start on {self.url}")

@@ -78,7 +78,9 @@ def test_lists_the_seven_tools_with_descriptions_and_model_schemas(connect):
         assert all(shape["additionalProperties"] is False for shape in shapes), tool.name
 
     bootstrap = tools["memory_bootstrap"]
-    assert set(bootstrap.input_schema["properties"]) == {"terms", "project_id", "project_prefix", "token_budget"}
+    # `bookmark` (read-your-writes, graphsvc.store.bookmarks) rides next to the request model's fields
+    assert set(bootstrap.input_schema["properties"]) == {"terms", "project_id", "project_prefix", "token_budget",
+                                                         "bookmark"}
     assert bootstrap.input_schema["properties"]["token_budget"]["default"] == 1500
     for words in ("constraints", "next_action", "decisions", "traps", "handles", "cycle",
                   "ADVISORY_NOT_AUTHORITY", "never interprets intent", "token_budget"):
@@ -117,7 +119,8 @@ def test_ingest_then_bootstrap_returns_the_pack(connect):
     assert not stored.is_error and not blocked.is_error and not pack_result.is_error
     ids = body_of(stored)["ids"]
     assert ids == ["cap-1", "cap-2", "cap-3", "cap-4"]
-    assert body_of(blocked) == {"ids": ["cap-5"]}
+    assert body_of(blocked)["ids"] == ["cap-5"]
+    assert body_of(blocked)["bookmark"].startswith("v1.")  # every write result carries its bookmark
 
     pack = body_of(pack_result)
     assert pack["advisory"] == "ADVISORY_NOT_AUTHORITY"
@@ -201,7 +204,10 @@ def test_the_write_and_read_tools_drive_one_project_end_to_end(connect):
     errors = {name: body_of(result)["error"] for name, result in seen.items() if result.is_error}
     assert set(errors) == {"update_unknown", "update_no_id", "relate_self", "get_unknown"}
 
-    assert ok["ingest"] == {"ids": ["cap-1", "cap-2", "cap-3"]}
+    assert ok["ingest"]["ids"] == ["cap-1", "cap-2", "cap-3"]
+    # writes hand back their bookmark (for the next read, on any server); reads never carry one
+    writes = {"ingest", "relate", "update", "supersede", "tombstone", "tombstone_again"}
+    assert {name for name, body in ok.items() if "bookmark" in body} == writes
     assert ok["relate"]["added"] == 1
     assert ok["before"]["ready"]["next_action"]["id"] == "cap-1"
     assert ok["update"]["status"] == "done"

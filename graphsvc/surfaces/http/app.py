@@ -7,6 +7,7 @@ import logging
 from typing import Any, AsyncIterator
 
 from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.requests import Request
@@ -18,8 +19,12 @@ from graphsvc.errors import ServiceError, Unavailable, with_request_id
 from graphsvc.surfaces.mcp import McpHttpEndpoint
 from graphsvc.service import GraphService
 from graphsvc.surfaces.http import bootstrap_routes, capsule_routes
+from graphsvc.config import Settings
+from graphsvc.surfaces.deadline import RequestDeadline
 from graphsvc.surfaces.http.access_log import AccessLogMiddleware
 from graphsvc.surfaces.http.auth import OPEN_PATHS, BearerTokenAuth
+from graphsvc.surfaces.http.bookmark_header import BookmarkHeader
+from graphsvc.surfaces.http.shedding import LoadShedding
 from graphsvc.surfaces.http.common import call
 from graphsvc.surfaces.http.json_errors import JsonErrorsMiddleware
 from graphsvc.surfaces.http.metrics import MetricsMiddleware, metrics_route
@@ -27,6 +32,8 @@ from graphsvc.surfaces.http.openapi import Operation, build_document
 from graphsvc.surfaces.http.request_id import HEADER as REQUEST_ID_HEADER, RequestIdMiddleware, request_id_of
 
 log = logging.getLogger(__name__)
+
+DEFAULT_MAX_INFLIGHT = Settings.model_fields["graphsvc_max_inflight"].default
 
 ROUTE_MODULES = [capsule_routes, bootstrap_routes]
 
@@ -92,12 +99,14 @@ def create_app(
     api_token: str | None = None,
     mcp_allowed_hosts: list[str] | None = None,
     metrics_token: str | None = None,
+    max_inflight: int = DEFAULT_MAX_INFLIGHT,
 ) -> Starlette:
     """The app; with a non-empty `api_token`, every route but /healthz needs it as a Bearer token.
 
     `metrics_token` (GRAPHSVC_METRICS_TOKEN) replaces the API token on GET /metrics only.
 
     `mcp_allowed_hosts` turns on the MCP SDK's Host/Origin check for /mcp (see McpHttpEndpoint).
+    `max_inflight` bounds the requests waiting on Neo4j at once (GRAPHSVC_MAX_INFLIGHT; see shedding).
     """
     document = build_document(all_operations())
     mcp = McpHttpEndpoint(service, allowed_hosts=mcp_allowed_hosts)
@@ -116,10 +125,11 @@ def create_app(
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         try:
-            await call(service.ensure_schema)
-            # Planning the pack statement takes seconds on a fresh Neo4j; pay it here, not on the
-            # first agent's call (budget 0: the same statement, nothing rendered).
-            await call(service.bootstrap, {"token_budget": 0})
+            await run_in_threadpool(service.ensure_schema)
+            # Planning the pack statement takes seconds per shape on a fresh Neo4j; pay it here, not
+            # on the first agent's call (and again, in the background, after a reconnect:
+            # Database.on_reconnect).
+            await run_in_threadpool(service.warm)
         except Unavailable:
             log.warning("Neo4j unreachable at start-up; the schema will be applied when it answers")
         async with mcp.run():  # the MCP session manager lives as long as the app
@@ -137,14 +147,19 @@ def create_app(
     route_list.append(mcp.route)
     route_list += extra_routes or []
     open_paths = OPEN_PATHS | ({"/metrics"} if metrics_token else set())
+    # Outermost first: every answer carries X-Request-ID and is logged and counted (shed ones too);
+    # then excess load is shed before anything else runs; then JSON errors, auth, each request's
+    # wall-clock bound and the bookmark exchange (no route code needed for any of them).
     middleware = [
-        Middleware(RequestIdMiddleware),  # outermost: every answer carries X-Request-ID
+        Middleware(RequestIdMiddleware),
         Middleware(AccessLogMiddleware),
         Middleware(MetricsMiddleware),
+        Middleware(LoadShedding, limit=max_inflight),
         Middleware(JsonErrorsMiddleware),
     ]
     if api_token:
         middleware.append(Middleware(BearerTokenAuth, token=api_token, open_paths=frozenset(open_paths)))
+    middleware += [Middleware(RequestDeadline, seconds=service.request_bound), Middleware(BookmarkHeader)]
     app = Starlette(
         routes=route_list,
         middleware=middleware,

@@ -23,6 +23,7 @@ from graphsvc.store.transfer import split_lines
 from graphsvc.store.update import valid_id
 from graphsvc.validation import parse
 from graphsvc.surfaces.http.common import call, json_body, ok, read_body
+from graphsvc.surfaces.deadline import within
 from graphsvc.surfaces.http.idempotency import keyed_write
 
 #: An export of ~1M capsules; larger stores move with `graphsvc export` / `graphsvc import`.
@@ -163,7 +164,9 @@ def routes(service: GraphService) -> list[Route]:
             raise BadRequest("the body is not UTF-8 text; send the export's JSON Lines") from None
         if not text.strip():
             raise BadRequest("the body is empty; send the JSON Lines of an export")
-        return await keyed_write(request, service.import_lines, split_lines(text), status=201)
+        # Many chunk transactions, each under the query timeout: no bound on the whole import.
+        with within(None):
+            return await keyed_write(request, service.import_lines, split_lines(text), status=201)
 
     async def get_many(request: Request) -> JSONResponse:
         ids = parse(CapsuleIdList, await json_body(request), InvalidInput).ids

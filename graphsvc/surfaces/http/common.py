@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 from typing import Any, Callable, TypeVar
 
-from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
 from graphsvc.errors import BadRequest, PayloadTooLarge, UnsupportedMediaType
+from graphsvc.surfaces.deadline import run_bounded
 
 T = TypeVar("T")
 
@@ -59,8 +59,9 @@ async def json_body(request: Request, *, allow_empty: bool = False) -> Any:
 
 
 async def call(fn: Callable[..., T], *args: Any) -> T:
-    """The driver is synchronous: keep the event loop free while Neo4j works."""
-    return await run_in_threadpool(fn, *args)
+    """The driver is synchronous: keep the event loop free while Neo4j works, and wait at most
+    the request's bound (graphsvc.surfaces.deadline) before answering 503."""
+    return await run_bounded(fn, *args)
 
 
 def ok(data: Any, status: int = 200) -> JSONResponse:

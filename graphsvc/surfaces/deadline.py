@@ -1,0 +1,67 @@
+"""A wall-clock bound on every call a surface makes into the (synchronous) service.
+
+Neo4j enforces the transaction timeout (GRAPHSVC_QUERY_TIMEOUT) and the driver bounds getting a
+connection (GRAPHSVC_NEO4J_TIMEOUT), but a Neo4j that is frozen mid-statement (SIGSTOP, a VM
+pause, a dropped network path) enforces nothing, and the driver has no read timeout of its own.
+So the surface awaits the worker thread for at most `bound` seconds and answers 503 +
+Retry-After when it is exceeded. The thread is abandoned, not killed: it finishes (or fails) on
+its own once Neo4j answers or its socket breaks; a write it was doing may still commit, which is
+why a 503 on a write means "unknown, retry" (the write path's idempotency covers the retry).
+
+The bound is set per request by `RequestDeadline` (HTTP) or `within` (MCP), so the route
+modules keep calling `graphsvc.surfaces.http.common.call` unchanged.
+"""
+
+from __future__ import annotations
+
+import functools
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Any, Callable, Iterator, TypeVar
+
+import anyio
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from graphsvc.errors import Unavailable
+
+T = TypeVar("T")
+
+_bound: ContextVar[float | None] = ContextVar("graphsvc_call_bound", default=None)
+
+
+def exceeded(seconds: float) -> Unavailable:
+    return Unavailable(f"Neo4j did not answer within {seconds:g} s (GRAPHSVC_NEO4J_TIMEOUT + "
+                       "GRAPHSVC_QUERY_TIMEOUT); retry shortly.")
+
+
+@contextmanager
+def within(seconds: float | None) -> Iterator[None]:
+    """Calls made through `run_bounded` in this block wait at most `seconds` (None: unbounded)."""
+    reset = _bound.set(seconds)
+    try:
+        yield
+    finally:
+        _bound.reset(reset)
+
+
+async def run_bounded(fn: Callable[..., T], *args: Any) -> T:
+    """`fn(*args)` in a worker thread, given up after the current bound with `Unavailable`."""
+    seconds = _bound.get()
+    work = functools.partial(fn, *args)
+    if seconds is None:
+        return await anyio.to_thread.run_sync(work)
+    with anyio.move_on_after(seconds):
+        return await anyio.to_thread.run_sync(work, abandon_on_cancel=True)
+    raise exceeded(seconds)
+
+
+class RequestDeadline:
+    """Pure ASGI middleware: every HTTP request's service calls are bounded by `seconds`."""
+
+    def __init__(self, app: ASGIApp, seconds: float):
+        self.app = app
+        self.seconds = seconds
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        with within(self.seconds if scope["type"] == "http" else None):
+            await self.app(scope, receive, send)
