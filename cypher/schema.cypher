@@ -23,3 +23,33 @@ FOR (k:IdempotencyKey) REQUIRE (k.caller, k.key) IS UNIQUE;
 
 CREATE INDEX idempotency_key_expires IF NOT EXISTS
 FOR (k:IdempotencyKey) ON (k.expires_at);
+
+// Schema v2 (graphsvc.store.maintain): the pack seeks the fence's ready tasks through this index
+// (`ready` is true on ready tasks/epics and absent elsewhere, so only they are indexed) ...
+CREATE INDEX capsule_ready_project IF NOT EXISTS
+FOR (c:Capsule) ON (c.ready, c.project_id);
+
+// ... proves "no cycle" by looking up the BLOCKS edges that closed a loop (few or none) ...
+CREATE INDEX blocks_closes_loop IF NOT EXISTS
+FOR ()-[r:BLOCKS]-() ON (r.closes_loop);
+
+// ... and the store records its schema version and the lock BLOCKS insertions take.
+CREATE CONSTRAINT schema_version_name_unique IF NOT EXISTS
+FOR (v:SchemaVersion) REQUIRE v.name IS UNIQUE;
+
+CREATE CONSTRAINT graphsvc_lock_name_unique IF NOT EXISTS
+FOR (l:GraphsvcLock) REQUIRE l.name IS UNIQUE;
+
+// Kinds as labels (SPEC §1): the pack's ranked sections seek their kind's project index, and the
+// cycle search seeks the open tasks/epics (only they have a status) of the fence.
+CREATE INDEX constraint_project IF NOT EXISTS
+FOR (c:Constraint) ON (c.project_id);
+
+CREATE INDEX decision_project IF NOT EXISTS
+FOR (c:Decision) ON (c.project_id);
+
+CREATE INDEX failure_pattern_project IF NOT EXISTS
+FOR (c:FailurePattern) ON (c.project_id);
+
+CREATE INDEX capsule_status_project IF NOT EXISTS
+FOR (c:Capsule) ON (c.status, c.project_id);

@@ -8,6 +8,8 @@ never disagree about a rule.
 
 from __future__ import annotations
 
+import logging
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from contextvars import ContextVar
 from datetime import datetime, timedelta
@@ -20,6 +22,9 @@ from graphsvc.store.idempotency import DEFAULT_TTL, IdempotencyKey, Replayed, Wr
 from graphsvc.errors import BadRequest, Conflict, InvalidInput, Unavailable
 from graphsvc.models import BootstrapRequest, CapsuleIn, CapsuleUpdate, IngestBatch, RelateRequest
 from graphsvc.validation import parse
+
+
+log = logging.getLogger(__name__)
 
 
 def _as_is(result: Any) -> Any:
@@ -46,6 +51,7 @@ class GraphService:
         self.clock = clock
         self.idempotency_ttl = idempotency_ttl
         self._schema_applied = False
+        self._schema_lock = threading.Lock()
         db.on_reconnect = self.warm  # a restarted Neo4j has an empty plan cache
 
     @property
@@ -71,10 +77,23 @@ class GraphService:
                 done.result()
 
     def ensure_schema(self) -> None:
-        """Apply `cypher/schema.cypher` once; retried on the next call if Neo4j was down."""
-        if not self._schema_applied:
-            self.db.apply_schema()
-            self._schema_applied = True
+        """Apply `cypher/schema.cypher` and upgrade the store (`graphsvc migrate`) once per process.
+
+        Retried on the next call if Neo4j was down. Every read and write passes here first: the
+        pack reads, and the writes keep, the state of the current schema version.
+        """
+        if self._schema_applied:
+            return
+        with self._schema_lock:
+            if not self._schema_applied:
+                from graphsvc.store.migrate import migrate
+
+                self.db.apply_schema()
+                done = migrate(self.db)
+                if done["capsules"]:
+                    log.info("migrated the store from schema v%s to v%s (%s capsules)",
+                             done["from"], done["to"], done["capsules"])
+                self._schema_applied = True
 
     def ready(self) -> bool:
         """Neo4j answers (and the schema is in place)."""
@@ -90,6 +109,7 @@ class GraphService:
         from graphsvc.store.bootstrap import build_pack
 
         request = parse(BootstrapRequest, data if data is not None else {}, BadRequest)
+        self.ensure_schema()
         if self.db.warming and not _warming_call.get():
             # After a reconnect every pack would compile the cold plan itself, each one cut off by
             # the query timeout while they crowd the server; one warm-up compiles it instead, and
@@ -105,6 +125,7 @@ class GraphService:
     def _once(self, key: IdempotencyKey | None, operation: str, request: Any, now: datetime,
               write: Callable[[Wrap | None], Any], render: Callable[[Any], Any] = _as_is) -> Any:
         """Run `write` (a store call taking a wrap); with a key, replay or record in the same transaction."""
+        self.ensure_schema()
         if key is None:
             return render(write(None))
         try:
@@ -114,8 +135,10 @@ class GraphService:
         purge_expired(self.db, now)
         return body
 
-    @staticmethod
-    def _replayed(key: IdempotencyKey, operation: str, replay: Replayed) -> Any:
+    def _replayed(self, key: IdempotencyKey, operation: str, replay: Replayed) -> Any:
+        # The retrying caller lost the first answer and its bookmark: hand it one that covers the
+        # stored write, so its next read still sees that write on any worker or cluster member.
+        self.db.observe_bookmark()
         key.replayed, key.status = True, replay.status
         telemetry.IDEMPOTENT_REPLAYS.labels(operation=operation).inc()
         return replay.body
@@ -180,6 +203,7 @@ class GraphService:
         """
         from graphsvc.store.transfer import import_lines
 
+        self.ensure_schema()
         if idempotency is None:
             return import_lines(self.db, lines, progress=progress)
         lines = list(lines)

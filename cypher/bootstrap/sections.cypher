@@ -1,122 +1,152 @@
-// memory_bootstrap read side (SPEC §2-§4): everything one pack needs, in ONE statement and one row.
-// Python (graphsvc.store.bootstrap, graphsvc.core.cycles, graphsvc.core.pack) finds the cycle, ranks, caps and budgets.
+// memory_bootstrap read side (SPEC §2-§4), schema v2: everything one pack needs, in ONE statement,
+// one row, one round trip. It reads the state the writes maintain (graphsvc.store.maintain) instead
+// of recomputing it, so a pack costs what it shows, not what its fence holds:
+//   * ready tasks are sought through the (ready, project_id) index: a blocked task is never visited;
+//   * "no cycle" is proven by looking up the fence's live BLOCKS edges marked `closes_loop` (the
+//     writes keep a topological order in which every cycle has one); only a fence holding one
+//     sends its live edges for graphsvc.core.cycles to name the canonical cycle;
+//   * each ranked section is ranked HERE, with the key of graphsvc.core.ranking: whole terms
+//     covered desc, distinct term tokens covered desc (against the stored folded `tokens`),
+//     updated_at desc (clamped to the request clock, truncated to microseconds like the driver's
+//     datetime), seq asc; so at most the rows a section can show travel. Python ranks them again
+//     (same key) and fills the budget. Totals are exact counts.
 //
 // Parameters:
 //   $project_id, $project_prefix  SPEC §2 fences; null = no fence (both given = AND). The extra
 //                                 `STARTS WITH coalesce(...)` is implied by them and lets the planner
-//                                 seek the (kind, project_id) index instead of scanning every capsule.
+//                                 seek the index by prefix instead of scanning every capsule.
 //   $now                          the request clock (expired = valid_to <= $now)
-//   $top_ready, $top_section      how many rows each ranked section can show (next action + cap, cap)
-//   $tokens                       the request's distinct term tokens, [] without terms
-//
-// Lean transfer: candidates are listed in decay order (updated_at clamped to $now, desc; then seq asc;
-// updated_at truncated to microseconds like the driver's Python datetime), which is exactly the ranking
-// order when coverage ties, so the first $top_* rows are all a terms-free pack can show. With terms, a
-// row past that prefix is also sent when it MIGHT cover a term token: its lowered text contains a token,
-// or contains a non-ASCII character (Python's Unicode folding could turn it into one). Any other row
-// covers nothing, so the prefix beats it and Python's ranking of what is sent is exact.
-// Constraints are never capped: all of them are sent. Totals are always exact.
+//   $tokens, $term_sets           the request's distinct term tokens and each term's token set ([] without terms)
+//   $top_ready, $top_section      rows the ready section (next action + cap) and decisions/traps can show
+//   $top_constraints              constraints the token budget could possibly hold (never count-capped)
+// The index hints pin the plan whatever the statistics say (tests/integration/test_bootstrap_plan.py).
 // updated_at travels as integer microseconds since the epoch (`updated_us`): decoding driver DateTime
-// values cost ~70 µs each in Python, most of a small pack's time.
+// values cost ~70 µs each in Python.
 CALL () {
-  MATCH (c:Capsule {kind: 'constraint'})
+  MATCH (c:Constraint) USING INDEX c:Constraint(project_id)
   WHERE c.project_id STARTS WITH coalesce($project_id, $project_prefix, '')
     AND ($project_id IS NULL OR c.project_id = $project_id)
     AND ($project_prefix IS NULL OR c.project_id = $project_prefix OR c.project_id STARTS WITH $project_prefix + '/')
-    AND c.tier = 'active'
-    AND c.tombstoned_at IS NULL
+    AND c.tier = 'active' AND c.tombstoned_at IS NULL AND c.superseded = false
     AND (c.valid_to IS NULL OR c.valid_to > $now)
-    AND NOT EXISTS { MATCH (s:Capsule)-[:SUPERSEDES]->(c) WHERE s.tombstoned_at IS NULL }
-  RETURN collect(c {.id, .project_id, .headline, .content, .tier,
-                             updated_us: c.updated_at.epochSeconds * 1000000 + c.updated_at.microsecond, superseded: false}) AS constraints
+  RETURN count(c) AS constraints_total
 }
 CALL () {
-  MATCH (c:Capsule {kind: 'decision'})
+  MATCH (c:Constraint) USING INDEX c:Constraint(project_id)
   WHERE c.project_id STARTS WITH coalesce($project_id, $project_prefix, '')
     AND ($project_id IS NULL OR c.project_id = $project_id)
     AND ($project_prefix IS NULL OR c.project_id = $project_prefix OR c.project_id STARTS WITH $project_prefix + '/')
-    AND c.tombstoned_at IS NULL
+    AND c.tier = 'active' AND c.tombstoned_at IS NULL AND c.superseded = false
     AND (c.valid_to IS NULL OR c.valid_to > $now)
-    AND NOT EXISTS { MATCH (s:Capsule)-[:SUPERSEDES]->(c) WHERE s.tombstoned_at IS NULL }
-  WITH c
-  ORDER BY CASE WHEN c.updated_at > $now THEN $now ELSE datetime.truncate('microsecond', c.updated_at) END DESC, c.seq ASC
-  WITH collect(c) AS ordered
-  RETURN size(ordered) AS decisions_total,
-         [n IN [i IN range(0, size(ordered) - 1)
-                WHERE i < $top_section
-                   OR (size($tokens) > 0 AND any(text IN [toLower(ordered[i].headline + ' ' + ordered[i].content)]
-                         WHERE NOT (text =~ '[\\x00-\\x7F]*') OR any(token IN $tokens WHERE text CONTAINS token)))
-                | ordered[i]]
-          | n {.id, .project_id, .headline, .content, .tier,
-               updated_us: n.updated_at.epochSeconds * 1000000 + n.updated_at.microsecond, superseded: false}] AS decisions
+  WITH c ORDER BY size([ts IN $term_sets WHERE all(t IN ts WHERE t IN c.tokens)]) DESC,
+                  size([t IN $tokens WHERE t IN c.tokens]) DESC,
+                  CASE WHEN c.updated_at > $now THEN $now ELSE datetime.truncate('microsecond', c.updated_at) END DESC,
+                  c.seq ASC
+  LIMIT $top_constraints
+  RETURN collect(c {.id, .project_id, .headline, .content, .tier, superseded: false,
+                    updated_us: c.updated_at.epochSeconds * 1000000 + c.updated_at.microsecond}) AS constraints
 }
 CALL () {
-  MATCH (c:Capsule {kind: 'failure_pattern'})
+  MATCH (c:Decision) USING INDEX c:Decision(project_id)
   WHERE c.project_id STARTS WITH coalesce($project_id, $project_prefix, '')
     AND ($project_id IS NULL OR c.project_id = $project_id)
     AND ($project_prefix IS NULL OR c.project_id = $project_prefix OR c.project_id STARTS WITH $project_prefix + '/')
-    AND c.tombstoned_at IS NULL
+    AND c.tombstoned_at IS NULL AND c.superseded = false
+    AND (c.valid_to IS NULL OR c.valid_to > $now)
+  RETURN count(c) AS decisions_total
+}
+CALL () {
+  MATCH (c:Decision) USING INDEX c:Decision(project_id)
+  WHERE c.project_id STARTS WITH coalesce($project_id, $project_prefix, '')
+    AND ($project_id IS NULL OR c.project_id = $project_id)
+    AND ($project_prefix IS NULL OR c.project_id = $project_prefix OR c.project_id STARTS WITH $project_prefix + '/')
+    AND c.tombstoned_at IS NULL AND c.superseded = false
+    AND (c.valid_to IS NULL OR c.valid_to > $now)
+  WITH c ORDER BY size([ts IN $term_sets WHERE all(t IN ts WHERE t IN c.tokens)]) DESC,
+                  size([t IN $tokens WHERE t IN c.tokens]) DESC,
+                  CASE WHEN c.updated_at > $now THEN $now ELSE datetime.truncate('microsecond', c.updated_at) END DESC,
+                  c.seq ASC
+  LIMIT $top_section
+  RETURN collect(c {.id, .project_id, .headline, .content, .tier, superseded: false,
+                    updated_us: c.updated_at.epochSeconds * 1000000 + c.updated_at.microsecond}) AS decisions
+}
+CALL () {
   // Stale and superseded traps stay: each row carries its own tier and superseded marker.
-  WITH c
-  ORDER BY CASE WHEN c.updated_at > $now THEN $now ELSE datetime.truncate('microsecond', c.updated_at) END DESC, c.seq ASC
-  WITH collect(c) AS ordered
-  RETURN size(ordered) AS traps_total,
-         [n IN [i IN range(0, size(ordered) - 1)
-                WHERE i < $top_section
-                   OR (size($tokens) > 0 AND any(text IN [toLower(ordered[i].headline + ' ' + ordered[i].content)]
-                         WHERE NOT (text =~ '[\\x00-\\x7F]*') OR any(token IN $tokens WHERE text CONTAINS token)))
-                | ordered[i]]
-          | n {.id, .project_id, .headline, .content, .tier,
-               updated_us: n.updated_at.epochSeconds * 1000000 + n.updated_at.microsecond,
-               superseded: EXISTS { MATCH (s:Capsule)-[:SUPERSEDES]->(n) WHERE s.tombstoned_at IS NULL }}] AS traps
+  MATCH (c:FailurePattern) USING INDEX c:FailurePattern(project_id)
+  WHERE c.project_id STARTS WITH coalesce($project_id, $project_prefix, '')
+    AND ($project_id IS NULL OR c.project_id = $project_id)
+    AND ($project_prefix IS NULL OR c.project_id = $project_prefix OR c.project_id STARTS WITH $project_prefix + '/')
+    AND c.tombstoned_at IS NULL
+  RETURN count(c) AS traps_total
 }
 CALL () {
-  // The blocks-DAG in ONE pass over its live nodes: fenced task/epic, open, not tombstoned, not superseded.
-  MATCH (t:Capsule)
-  WHERE t.kind IN ['task', 'epic']
+  MATCH (c:FailurePattern) USING INDEX c:FailurePattern(project_id)
+  WHERE c.project_id STARTS WITH coalesce($project_id, $project_prefix, '')
+    AND ($project_id IS NULL OR c.project_id = $project_id)
+    AND ($project_prefix IS NULL OR c.project_id = $project_prefix OR c.project_id STARTS WITH $project_prefix + '/')
+    AND c.tombstoned_at IS NULL
+  WITH c ORDER BY size([ts IN $term_sets WHERE all(t IN ts WHERE t IN c.tokens)]) DESC,
+                  size([t IN $tokens WHERE t IN c.tokens]) DESC,
+                  CASE WHEN c.updated_at > $now THEN $now ELSE datetime.truncate('microsecond', c.updated_at) END DESC,
+                  c.seq ASC
+  LIMIT $top_section
+  RETURN collect(c {.id, .project_id, .headline, .content, .tier, superseded: c.superseded,
+                    updated_us: c.updated_at.epochSeconds * 1000000 + c.updated_at.microsecond}) AS traps
+}
+CALL () {
+  // SPEC §3 ready: maintained on write (open, live, unblocked); expiry is the request clock's.
+  MATCH (t:Capsule) USING INDEX t:Capsule(ready, project_id)
+  WHERE t.ready = true
     AND t.project_id STARTS WITH coalesce($project_id, $project_prefix, '')
     AND ($project_id IS NULL OR t.project_id = $project_id)
     AND ($project_prefix IS NULL OR t.project_id = $project_prefix OR t.project_id STARTS WITH $project_prefix + '/')
-    AND t.status = 'open'
-    AND t.tombstoned_at IS NULL
-    AND NOT EXISTS { MATCH (s:Capsule)-[:SUPERSEDES]->(t) WHERE s.tombstoned_at IS NULL }
-  // Its blockers that still block (fenced or not): not done, not tombstoned, not superseded. A blocker is
-  // given by its seq when it is itself a live fenced node (a live edge, for the cycle check), else by 0.
+    AND (t.valid_to IS NULL OR t.valid_to > $now)
+  RETURN count(t) AS ready_total
+}
+CALL () {
+  MATCH (t:Capsule) USING INDEX t:Capsule(ready, project_id)
+  WHERE t.ready = true
+    AND t.project_id STARTS WITH coalesce($project_id, $project_prefix, '')
+    AND ($project_id IS NULL OR t.project_id = $project_id)
+    AND ($project_prefix IS NULL OR t.project_id = $project_prefix OR t.project_id STARTS WITH $project_prefix + '/')
+    AND (t.valid_to IS NULL OR t.valid_to > $now)
+  WITH t ORDER BY size([ts IN $term_sets WHERE all(x IN ts WHERE x IN t.tokens)]) DESC,
+                  size([x IN $tokens WHERE x IN t.tokens]) DESC,
+                  CASE WHEN t.updated_at > $now THEN $now ELSE datetime.truncate('microsecond', t.updated_at) END DESC,
+                  t.seq ASC
+  LIMIT $top_ready
+  RETURN collect(t {.id, .project_id, .headline, .content, .tier, superseded: false,
+                    updated_us: t.updated_at.epochSeconds * 1000000 + t.updated_at.microsecond}) AS ready
+}
+CALL () {
+  // Fail closed (SPEC §3): a live cycle in the fence must contain a live, fenced BLOCKS edge marked
+  // `closes_loop`. Live = open, not tombstoned, not superseded.
+  OPTIONAL MATCH (a:Capsule)-[r:BLOCKS {closes_loop: true}]->(b:Capsule) USING INDEX r:BLOCKS(closes_loop)
+  WHERE a.status = 'open' AND a.tombstoned_at IS NULL AND a.superseded = false
+    AND b.status = 'open' AND b.tombstoned_at IS NULL AND b.superseded = false
+    AND ($project_id IS NULL OR (a.project_id = $project_id AND b.project_id = $project_id))
+    AND ($project_prefix IS NULL OR ((a.project_id = $project_prefix OR a.project_id STARTS WITH $project_prefix + '/')
+                                 AND (b.project_id = $project_prefix OR b.project_id STARTS WITH $project_prefix + '/')))
+  RETURN count(r) AS loop_edges
+}
+CALL (loop_edges) {
+  // Only then: the fence's live edges as [target seq, [live source seqs]] for graphsvc.core.cycles.
+  UNWIND CASE WHEN loop_edges > 0 THEN [true] ELSE [] END AS search
+  MATCH (t:Capsule) USING INDEX t:Capsule(status, project_id)
+  WHERE t.status = 'open'
+    AND t.project_id STARTS WITH coalesce($project_id, $project_prefix, '')
+    AND ($project_id IS NULL OR t.project_id = $project_id)
+    AND ($project_prefix IS NULL OR t.project_id = $project_prefix OR t.project_id STARTS WITH $project_prefix + '/')
+    AND t.tombstoned_at IS NULL AND t.superseded = false
   WITH t, COLLECT {
     MATCH (x:Capsule)-[:BLOCKS]->(t)
-    WHERE x.tombstoned_at IS NULL
-      AND coalesce(x.status, 'open') <> 'done'
-      AND NOT EXISTS { MATCH (s:Capsule)-[:SUPERSEDES]->(x) WHERE s.tombstoned_at IS NULL }
-    RETURN CASE
-      WHEN x.kind IN ['task', 'epic']
-       AND ($project_id IS NULL OR x.project_id = $project_id)
-       AND ($project_prefix IS NULL OR x.project_id = $project_prefix OR x.project_id STARTS WITH $project_prefix + '/')
-      THEN x.seq ELSE 0 END AS blocker
-  } AS blockers
-  // SPEC §3 ready: live, not expired, and nothing blocks it any more.
-  WITH t, blockers, [b IN blockers WHERE b > 0] AS live_sources
-  WITH collect(CASE WHEN size(blockers) = 0 AND (t.valid_to IS NULL OR t.valid_to > $now) THEN t END) AS ready_nodes,
-       collect(CASE WHEN size(live_sources) > 0 THEN [t.seq, live_sources] END) AS live_blocked_by,
-       sum(size([b IN live_sources WHERE b > t.seq])) AS back_edges
-  CALL (ready_nodes) {
-    UNWIND ready_nodes AS r
-    WITH r
-    ORDER BY CASE WHEN r.updated_at > $now THEN $now ELSE datetime.truncate('microsecond', r.updated_at) END DESC, r.seq ASC
-    RETURN collect(r) AS ordered
-  }
-  RETURN size(ordered) AS ready_total,
-         [n IN [i IN range(0, size(ordered) - 1)
-                WHERE i < $top_ready
-                   OR (size($tokens) > 0 AND any(text IN [toLower(ordered[i].headline + ' ' + ordered[i].content)]
-                         WHERE NOT (text =~ '[\\x00-\\x7F]*') OR any(token IN $tokens WHERE text CONTAINS token)))
-                | ordered[i]]
-          | n {.id, .project_id, .headline, .content, .tier,
-               updated_us: n.updated_at.epochSeconds * 1000000 + n.updated_at.microsecond, superseded: false}] AS ready,
-         // A cycle needs a back edge a->b with a.seq > b.seq (ids cannot increase all the way round), so
-         // without one (edges created old -> new, the common case) no edge is sent at all.
-         back_edges,
-         CASE WHEN back_edges > 0 THEN live_blocked_by ELSE [] END AS live_blocked_by
+    WHERE x.status = 'open' AND x.tombstoned_at IS NULL AND x.superseded = false
+      AND ($project_id IS NULL OR x.project_id = $project_id)
+      AND ($project_prefix IS NULL OR x.project_id = $project_prefix OR x.project_id STARTS WITH $project_prefix + '/')
+    RETURN x.seq
+  } AS live_sources
+  WHERE size(live_sources) > 0
+  RETURN collect([t.seq, live_sources]) AS live_blocked_by
 }
-RETURN constraints, size(constraints) AS constraints_total,
-       ready, ready_total, back_edges, live_blocked_by,
+RETURN constraints, constraints_total, ready, ready_total, loop_edges, live_blocked_by,
        decisions, decisions_total, traps, traps_total

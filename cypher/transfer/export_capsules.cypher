@@ -1,11 +1,12 @@
-// Export: the next page of capsules in seq order (keyset on seq), every stored property.
-// The four instants come back as [epochSeconds, nanosecond] (exact, and far cheaper for the
-// driver than DateTime objects); any other property is returned as stored.
+// Export: the next page of capsules in seq order (keyset on seq), every property of SPEC §1 (not
+// the fields the service maintains for its reads: import recomputes those). The four instants
+// come back as [epochSeconds, nanosecond] (exact, and far cheaper for the driver than DateTime
+// objects); any other property is returned as stored.
 MATCH (c:Capsule)
 WHERE c.seq > $after
 WITH c ORDER BY c.seq ASC LIMIT $limit
 RETURN c {
-  .*,
+  .id, .seq, .project_id, .kind, .tier, .headline, .content, .status,
   created_at: CASE WHEN c.created_at IS NULL THEN null ELSE [c.created_at.epochSeconds, c.created_at.nanosecond] END,
   updated_at: CASE WHEN c.updated_at IS NULL THEN null ELSE [c.updated_at.epochSeconds, c.updated_at.nanosecond] END,
   valid_to: CASE WHEN c.valid_to IS NULL THEN null ELSE [c.valid_to.epochSeconds, c.valid_to.nanosecond] END,

@@ -47,6 +47,7 @@ __all__ = [
     "PackRequest",
     "assemble_pack",
     "capsule_row",
+    "constraint_rows_needed",
     "excerpt",
     "trap_row",
 ]
@@ -75,7 +76,9 @@ _ELLIPSIS = "…"
 class PackInputs:
     """Everything the store found in scope, unranked.
 
-    ``constraints`` are complete. ``ready``, ``decisions`` and ``traps`` may be
+    ``constraints`` are complete, or the first ones in rank order as far as the token budget
+    could possibly hold them (`constraint_rows_needed`); the rest, ``constraints_total`` minus
+    those, are counted as trimmed. ``ready``, ``decisions`` and ``traps`` may be
     pre-limited by the store to a superset of what ranking could surface (the
     decay-order prefix plus every row that might cover a term). The ``*_total`` fields are exact counts and
     are echoed as they are. When ``cycle`` is not None (ids already rotated so
@@ -92,6 +95,18 @@ class PackInputs:
     decisions_total: int
     traps: Sequence[Candidate]
     traps_total: int
+
+
+#: Every content row adds at least this many characters to a pack's body: `{"headline":` and
+#: `"id":"cap-1"` alone are 24. A token is 4 characters.
+MIN_ROW_CHARS = 16
+
+
+def constraint_rows_needed(token_budget: int) -> int:
+    """Constraints (in rank order) that can decide a pack of this budget: the first (a floor) and
+    as many more as could fit, plus one. Rows past those are trimmed whatever they hold, since
+    ``token_budget // 4 + 1`` rows add more than ``token_budget`` tokens on their own."""
+    return 2 + token_budget * 4 // MIN_ROW_CHARS
 
 
 @dataclass(frozen=True)
@@ -192,11 +207,13 @@ class _Candidates:
     constraints: list[Row]  # after the first one
     decisions: list[Row]
     traps: list[Row]
+    unshipped_constraints: int = 0  # in scope but past what the budget could hold: always trimmed
 
     @property
     def content_rows(self) -> int:
         """Rows after the floors: what trimmed_by_budget can count once the floors are in."""
-        return len(self.constraints) + len(self.ready.rows) + len(self.decisions) + len(self.traps)
+        return (len(self.constraints) + self.unshipped_constraints + len(self.ready.rows) + len(self.decisions)
+                + len(self.traps))
 
     @property
     def floor_rows(self) -> int:
@@ -329,6 +346,7 @@ def assemble_pack(inputs: PackInputs, request: PackRequest, now: datetime) -> di
         constraints=constraints[1:],
         decisions=[capsule_row(c) for c in rank(inputs.decisions, term_sets, now)[:SECTION_CAP]],
         traps=[trap_row(c) for c in rank(inputs.traps, term_sets, now)[:SECTION_CAP]],
+        unshipped_constraints=max(0, inputs.constraints_total - len(constraints)),
     )
     envelope = _Envelope(
         as_of=_as_of(now),

@@ -1,40 +1,28 @@
 """memory_bootstrap read side: fenced candidate sets and the cycle check from Neo4j (SPEC §2–§4).
 
-Neo4j computes the SETS, Python ranks and budgets them (graphsvc.core.pack). One pack is ONE
-statement, `cypher/bootstrap/sections.cypher`, in one read transaction (one round trip, one
-consistent snapshot). It returns:
+Neo4j computes the SETS and their order, Python ranks and budgets them (graphsvc.core.pack). One
+pack is ONE statement, `cypher/bootstrap/sections.cypher`, in one read transaction (one round
+trip, one consistent read). Since schema v2 it reads what the writes maintain
+(graphsvc.store.maintain) instead of recomputing it per read:
 
-* The four candidate sets with exact totals. Constraints (kind constraint, tier active, not
-  expired/superseded/tombstoned) come back complete: they are never capped. Decisions, traps
-  and ready nodes come back in decay order (updated_at clamped to the request clock, desc;
-  then seq asc), and only the rows a pack could show are sent: the first 11 ready (next action
-  + 10) and the first 10 decisions/traps. That prefix is exactly the ranking order when no term
-  matches, so a terms-free pack is exact. With terms, a row past the prefix is also sent when it
-  MIGHT cover a term token: its lowered text contains a token or a non-ASCII character
-  (Python's Unicode folding turns "CAFÉ" into "cafe", Cypher's toLower cannot). Any other row
-  covers nothing, so the prefix beats it and `pack.assemble_pack` ranks the superset exactly as
-  it would rank the full set. Rows are only as large as the ranking needs.
+* Sections come back already ranked with the key of graphsvc.core.ranking (term coverage against
+  each capsule's stored folded tokens, then clamped updated_at, then seq), so only the rows a
+  pack can show travel: the first 11 ready (next action + 10), the first 10 decisions and traps,
+  and constraints (never count-capped) as far as the token budget could possibly hold them
+  (`constraint_rows_needed`). Totals are exact counts. Python ranks what arrives again with the
+  same key, so the order is the one SPEC §4 defines whatever the statement does.
 
-* The fail-closed cycle check (SPEC §3). The live subgraph is the fenced task/epic nodes that
-  are open, not tombstoned and not superseded. The ready set and the live edges come from the
-  SAME pass over the live nodes and their blockers. Numeric ids cannot increase all the way
-  round a cycle, so every cycle has a BACK edge a->b with a.seq > b.seq; when the fence has
-  none (edges created old -> new, the common case) no edge is sent at all. Otherwise the live
-  edges travel as int adjacency lists and `graphsvc.core.cycles` finds the canonical cycle in linear
-  time (Kahn's peeling, then Tarjan + one BFS on what survives). No path is ever enumerated,
-  so a layered DAG with 100 * 2^99 paths costs what its edges cost.
-  Why not a shortest-path search in Cypher per back edge (`SHORTEST 1` from b to a for each
-  back edge a->b, the first design)? Measured on a 10,000-task DAG whose topological order is a
-  random permutation of its ids (~5,000 back edges): 2.8 s per pack, since every back edge
-  costs a BFS, O(B * (V + E)); peeling ~10,000 int pairs in Python takes ~10 ms.
+* Ready tasks are sought through the (ready, project_id) index: blocked tasks are never visited.
+
+* The fail-closed cycle check (SPEC §3): the writes keep a topological order of the BLOCKS graph
+  in which every cycle contains an edge marked `closes_loop` (graphsvc.store.blocks_order). A fence
+  holding no live marked edge is acyclic: one index lookup proves it. Otherwise its live edges
+  (fenced task/epic nodes that are open, not tombstoned, not superseded) travel as int adjacency
+  lists and `graphsvc.core.cycles` names the canonical cycle in linear time (Kahn's peeling, then
+  Tarjan + one BFS on what survives). No path is ever enumerated.
 
 Capsule ids are `cap-<seq>` (SPEC §1), so the cycle travels as seq ints and is named from them;
 `updated_at` travels as integer epoch microseconds (driver DateTime decoding is slow in Python).
-
-Cost (bench/bootstrap_latency.py): each section seeks the (kind, project_id) index, so a pack
-costs what its fence holds, not what the store holds. The blocks-DAG pass is linear in the
-fence's live tasks and their blockers (~13 µs per live task on the 2-core dev box), which is
-what dominates a scope holding thousands of open tasks or the unfenced whole store.
 """
 
 from __future__ import annotations
@@ -46,11 +34,13 @@ from graphsvc.core.candidates import Candidate
 from graphsvc.core.cycles import find_cycle
 from graphsvc.store.db import Database, run
 from graphsvc.models import BootstrapRequest
-from graphsvc.core.pack import SECTION_CAP, PackInputs, PackRequest, assemble_pack
+from graphsvc.core.pack import SECTION_CAP, PackInputs, PackRequest, assemble_pack, constraint_rows_needed
 from graphsvc.core.textmatch import term_token_sets
 
 #: Rows the ready section can show: the next action plus SECTION_CAP more.
 TOP_READY = 1 + SECTION_CAP
+#: A Cypher LIMIT is a 64-bit integer and token_budget is not bounded; no store holds this many rows.
+MAX_LIMIT = 2**40
 
 
 def pack_request(request: BootstrapRequest) -> PackRequest:
@@ -63,9 +53,11 @@ def pack_request(request: BootstrapRequest) -> PackRequest:
     )
 
 
-def term_tokens(terms: Iterable[str]) -> list[str]:
-    """The request's distinct term tokens, sorted (the Cypher prefilter's parameter)."""
-    return sorted(frozenset().union(*term_token_sets(list(terms))))
+def term_parameters(terms: Iterable[str]) -> dict[str, Any]:
+    """The request's terms as the statement ranks with them: each term's token set, and all distinct tokens."""
+    token_sets = term_token_sets(list(terms))
+    return {"term_sets": [sorted(tokens) for tokens in token_sets],
+            "tokens": sorted(frozenset().union(*token_sets))}
 
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
@@ -85,13 +77,13 @@ def _candidate(row: Mapping[str, Any]) -> Candidate:
     )
 
 
-def live_cycle(back_edges: int, live_blocked_by: list[list[Any]]) -> list[str] | None:
+def live_cycle(loop_edges: int, live_blocked_by: list[list[Any]]) -> list[str] | None:
     """The canonical live cycle as capsule ids (smallest first, BLOCKS direction), or None.
 
     `live_blocked_by` holds [target seq, [live source seqs]] for every live node with a live
-    blocker; it is only sent when the live subgraph has a back edge.
+    blocker; it is only sent when the fence holds a live edge marked `closes_loop`.
     """
-    if not back_edges:
+    if not loop_edges:
         return None
     sources: list[int] = []
     targets: list[int] = []
@@ -102,25 +94,29 @@ def live_cycle(back_edges: int, live_blocked_by: list[list[Any]]) -> list[str] |
     return None if cycle is None else [f"cap-{seq}" for seq in cycle]
 
 
-def read_inputs(db: Database, request: BootstrapRequest, now: datetime) -> PackInputs:
-    """The pack's candidate sets and cycle, read in one statement."""
-    tokens = term_tokens(request.terms or ())
-
-    sections = db.read(lambda tx: run(
-        tx, "bootstrap/sections", now=now, tokens=tokens, top_ready=TOP_READY, top_section=SECTION_CAP,
-        project_id=request.project_id, project_prefix=request.project_prefix,
-    ))[0]
+def inputs_from_row(sections: Mapping[str, Any], loop_edges: int) -> PackInputs:
+    """The statement's one row as the pure core's input."""
     return PackInputs(
         constraints=[_candidate(r) for r in sections["constraints"]],
         constraints_total=sections["constraints_total"],
         ready=[_candidate(r) for r in sections["ready"]],
         ready_total=sections["ready_total"],
-        cycle=live_cycle(sections["back_edges"], sections["live_blocked_by"]),
+        cycle=live_cycle(loop_edges, sections["live_blocked_by"]),
         decisions=[_candidate(r) for r in sections["decisions"]],
         decisions_total=sections["decisions_total"],
         traps=[_candidate(r) for r in sections["traps"]],
         traps_total=sections["traps_total"],
     )
+
+
+def read_inputs(db: Database, request: BootstrapRequest, now: datetime) -> PackInputs:
+    """The pack's candidate sets and cycle, read in one statement."""
+    sections = db.read(lambda tx: run(
+        tx, "bootstrap/sections", now=now, top_ready=TOP_READY, top_section=SECTION_CAP,
+        top_constraints=min(constraint_rows_needed(request.token_budget), MAX_LIMIT), **term_parameters(request.terms or ()),
+        project_id=request.project_id, project_prefix=request.project_prefix,
+    ))[0]
+    return inputs_from_row(sections, sections["loop_edges"])
 
 
 def build_pack(db: Database, request: BootstrapRequest, now: datetime) -> dict[str, Any]:

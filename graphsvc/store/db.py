@@ -232,6 +232,19 @@ class Database:
                 bookmarks.record_write(session.last_bookmarks())
                 return result
 
+    def observe_bookmark(self) -> None:
+        """Record the bookmark of a trivial read: it covers every write committed before it.
+
+        For an idempotent replay, whose own transaction wrote nothing (and so yields no bookmark),
+        while the caller still needs one that covers the write it is being answered from.
+        """
+        with self._outage_as_unavailable():
+            with self._driver.session(database=self.database, bookmarks=bookmarks.session_bookmarks(),
+                                      default_access_mode=WRITE_ACCESS) as session:
+                session.execute_read(unit_of_work(timeout=self._tx_timeout())(
+                    lambda tx: list(tx.run(cypher.load("ping")))))
+                bookmarks.record_write(session.last_bookmarks())
+
     def apply_schema(self) -> None:
         """Create the constraints and indexes of `cypher/schema.cypher` if missing."""
         timeout = max(self._tx_timeout(), MAINTENANCE_TIMEOUT)

@@ -12,6 +12,7 @@ from typing import Any, Sequence
 
 from neo4j import ManagedTransaction
 
+from graphsvc.store import blocks_order, maintain
 from graphsvc.store.db import Database, run
 from graphsvc.store.idempotency import Wrap, within
 from graphsvc.errors import InvalidInput
@@ -45,8 +46,12 @@ def _check_references(tx: ManagedTransaction, items: Sequence[CapsuleIn], batch:
 
 
 def _row(item: CapsuleIn, capsule_id: str, seq: int) -> dict[str, Any]:
-    """One node's properties; created_at/updated_at are the request's `now`, sent once per batch."""
-    row: dict[str, Any] = {
+    """One node's label and properties; created_at/updated_at are the request's `now`, sent once per batch.
+
+    Maintained fields start as a capsule nothing supersedes: its folded tokens, `superseded`
+    false and, for a task/epic, `ord` = seq (above every ord in use, graphsvc.core.order).
+    """
+    props: dict[str, Any] = {
         "id": capsule_id,
         "seq": seq,
         "project_id": item.project_id,
@@ -56,28 +61,39 @@ def _row(item: CapsuleIn, capsule_id: str, seq: int) -> dict[str, Any]:
         "content": item.content,
     }
     if item.status is not None:
-        row["status"] = item.status
+        props["status"] = item.status
     if item.valid_to is not None:
-        row["valid_to"] = item.valid_to
-    return row
+        props["valid_to"] = item.valid_to
+    props["tokens"] = maintain.folded_tokens(item.headline, item.content)
+    props["superseded"] = False
+    if item.kind in DAG_KINDS:
+        props["ord"] = seq
+    return {"label": maintain.kind_label(item.kind), "props": props}
 
 
 def _ingest(tx: ManagedTransaction, items: Sequence[CapsuleIn], now: datetime, batch: bool) -> list[str]:
+    if any(item.blocks or item.blocked_by for item in items):
+        blocks_order.lock(tx)  # before any other write: one lock order for every inserting transaction
     _check_references(tx, items, batch)
     first = run(tx, "capsules/allocate_ids", count=len(items))[0]["first"]
     ids = [f"cap-{first + offset}" for offset in range(len(items))]
     rows = [_row(item, capsule_id, first + offset) for offset, (item, capsule_id) in enumerate(zip(items, ids))]
     run(tx, "capsules/create", rows=rows, now=now)
-    blocks: list[dict[str, str]] = []
+    blocks: list[tuple[str, str]] = []
     supersedes: list[dict[str, str]] = []
     for item, capsule_id in zip(items, ids):
-        blocks += [{"from": capsule_id, "to": ref} for ref in item.blocks]
-        blocks += [{"from": ref, "to": capsule_id} for ref in item.blocked_by]
+        blocks += [(capsule_id, ref) for ref in item.blocks]
+        blocks += [(ref, capsule_id) for ref in item.blocked_by]
         supersedes += [{"from": capsule_id, "to": ref} for ref in item.supersedes]
     if blocks:
-        run(tx, "capsules/create_blocks", edges=blocks)
+        blocks_order.add_blocks(tx, blocks)
     if supersedes:
         run(tx, "capsules/create_supersedes", edges=supersedes)
+    # What the batch can change: its own tasks' readiness, what its `blocks` edges point at, and
+    # whatever its `supersedes` retire (and what those blocked).
+    new_tasks = [capsule_id for item, capsule_id in zip(items, ids) if item.kind in DAG_KINDS]
+    maintain.refresh(tx, superseded=[edge["to"] for edge in supersedes],
+                     readiness=new_tasks + [target for _, target in blocks])
     return ids
 
 

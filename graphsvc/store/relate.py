@@ -17,6 +17,7 @@ from typing import Any
 
 from neo4j import ManagedTransaction
 
+from graphsvc.store import blocks_order, maintain
 from graphsvc.store.db import Database, run
 from graphsvc.store.idempotency import Wrap, within
 from graphsvc.errors import InvalidInput
@@ -51,6 +52,8 @@ def _check(req: RelateRequest, kinds: dict[str, str]) -> None:
 
 
 def _relate(tx: ManagedTransaction, req: RelateRequest) -> dict[str, Any]:
+    if any(edge.type == "BLOCKS" for edge in req.add):
+        blocks_order.lock(tx)  # before any other write: one lock order for every inserting transaction
     ids = sorted({capsule_id for edge in (*req.add, *req.remove) for capsule_id in (edge.from_id, edge.to_id)})
     kinds = {r["id"]: r["kind"] for r in run(tx, "capsules/lookup_state", ids=ids) if r["exists"]}
     _check(req, kinds)
@@ -62,12 +65,16 @@ def _relate(tx: ManagedTransaction, req: RelateRequest) -> dict[str, Any]:
         rows = [{"type": t, "from": a, "to": b} for t, a, b in removes]
         for r in run(tx, "capsules/relate_remove", edges=rows):
             existed[(r["type"], r["from"], r["to"])] = r["existed"]
-    for edge_type, statement in (("BLOCKS", "capsules/relate_add_blocks"),
-                                 ("SUPERSEDES", "capsules/relate_add_supersedes")):
-        rows = [{"from": a, "to": b} for t, a, b in adds if t == edge_type]
-        if rows:
-            for r in run(tx, statement, edges=rows):
-                existed[(edge_type, r["from"], r["to"])] = r["existed"]
+    added_blocks = blocks_order.add_blocks(tx, [(a, b) for t, a, b in adds if t == "BLOCKS"])
+    existed.update({("BLOCKS", a, b): was for (a, b), was in added_blocks.items()})
+    rows = [{"from": a, "to": b} for t, a, b in adds if t == "SUPERSEDES"]
+    if rows:
+        for r in run(tx, "capsules/relate_add_supersedes", edges=rows):
+            existed[("SUPERSEDES", r["from"], r["to"])] = r["existed"]
+    # A BLOCKS edge changes its target's readiness; a SUPERSEDES edge its target's `superseded`.
+    changed = [key for key in (*adds, *removes) if key in existed and existed[key] != (key in adds)]
+    maintain.refresh(tx, superseded=[b for t, _, b in changed if t == "SUPERSEDES"],
+                     readiness=[b for t, _, b in changed if t == "BLOCKS"])
     return {
         "added": sum(1 for key in adds if not existed[key]),
         "already_present": [_as_json(key) for key in adds if existed[key]],

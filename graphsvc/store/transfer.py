@@ -29,6 +29,8 @@ from neo4j import ManagedTransaction
 from pydantic import AfterValidator, Field, StrictInt, model_validator
 from typing_extensions import Annotated
 
+from graphsvc.core.order import from_scratch
+from graphsvc.store import blocks_order, maintain
 from graphsvc.store.db import Database, run
 from graphsvc.store.idempotency import Wrap, within
 from graphsvc.errors import Conflict, InvalidInput, Unavailable
@@ -257,15 +259,50 @@ def _claim_ids(tx: ManagedTransaction, parsed: _Parsed) -> None:
                            "import into an empty database", field=f"line[{parsed.line_of[first]}].capsule.id")
 
 
+def _capsule_rows(parsed: _Parsed) -> list[dict[str, Any]]:
+    """Node rows with their kind label and maintained fields.
+
+    The imported capsules only join each other, so their BLOCKS graph is ordered from scratch
+    (graphsvc.core.order) over their own seqs, and the edges then arrive in order.
+    """
+    seq_of = {capsule["id"]: capsule["seq"] for capsule in parsed.capsules}
+    dag = [capsule["seq"] for capsule in parsed.capsules if capsule["kind"] in DAG_KINDS]
+    ord_of, _ = from_scratch(dag, [(seq_of[e["from"]], seq_of[e["to"]]) for e in parsed.edges["BLOCKS"]])
+    rows = []
+    for capsule in parsed.capsules:
+        props = {**capsule, "tokens": maintain.folded_tokens(capsule["headline"], capsule["content"]),
+                 "superseded": False}
+        if capsule["seq"] in ord_of:
+            props["ord"] = ord_of[capsule["seq"]]
+        rows.append({"label": maintain.kind_label(capsule["kind"]), "props": props})
+    return rows
+
+
+def _add_blocks(tx: ManagedTransaction, rows: list[dict[str, str]]) -> None:
+    blocks_order.lock(tx)
+    blocks_order.add_blocks(tx, [(edge["from"], edge["to"]) for edge in rows])
+
+
+def _refresh(tx: ManagedTransaction, ids: list[str], dag: set[str]) -> None:
+    maintain.refresh(tx, superseded=ids, readiness=[capsule_id for capsule_id in ids if capsule_id in dag])
+
+
 def _steps(parsed: _Parsed) -> list[tuple[Callable[[ManagedTransaction], Any], list[str], int]]:
-    """The import's write transactions in order: (work, capsule ids it creates, lines it covers)."""
+    """The import's write transactions in order: (work, capsule ids it creates, lines it covers).
+
+    Capsules, then edges, then the maintained state of every imported capsule (it depends on them).
+    """
     steps: list[tuple[Callable[[ManagedTransaction], Any], list[str], int]] = []
-    for chunk in _chunks(parsed.capsules, IMPORT_CHUNK):
+    for chunk in _chunks(_capsule_rows(parsed), IMPORT_CHUNK):
         steps.append((lambda tx, rows=chunk: run(tx, "transfer/import_capsules", rows=rows),
-                      [capsule["id"] for capsule in chunk], len(chunk)))
-    for edge_type, statement in (("BLOCKS", "transfer/import_blocks"), ("SUPERSEDES", "transfer/import_supersedes")):
-        for chunk in _chunks(parsed.edges[edge_type], IMPORT_CHUNK * 2):
-            steps.append((lambda tx, name=statement, rows=chunk: run(tx, name, edges=rows), [], len(chunk)))
+                      [row["props"]["id"] for row in chunk], len(chunk)))
+    for chunk in _chunks(parsed.edges["BLOCKS"], IMPORT_CHUNK * 2):
+        steps.append((lambda tx, rows=chunk: _add_blocks(tx, rows), [], len(chunk)))
+    for chunk in _chunks(parsed.edges["SUPERSEDES"], IMPORT_CHUNK * 2):
+        steps.append((lambda tx, rows=chunk: run(tx, "transfer/import_supersedes", edges=rows), [], len(chunk)))
+    dag = {capsule_id for capsule_id, kind in parsed.kinds.items() if kind in DAG_KINDS}
+    for chunk in _chunks(list(parsed.kinds), IMPORT_CHUNK):
+        steps.append((lambda tx, ids=chunk: _refresh(tx, ids, dag), [], 0))
     return steps
 
 

@@ -20,6 +20,7 @@ from typing import Any
 
 from neo4j import ManagedTransaction
 
+from graphsvc.store import maintain
 from graphsvc.store.db import Database, run
 from graphsvc.store.idempotency import Wrap, within
 from graphsvc.errors import Conflict, InvalidInput, NotFound
@@ -62,7 +63,12 @@ def _update(tx: ManagedTransaction, capsule_id: str, upd: CapsuleUpdate, now: da
         raise Conflict(f"{capsule_id} is tombstoned and can no longer change; ingest a new capsule "
                        f"(optionally with supersedes: [\"{capsule_id}\"]) instead", field="id")
     changes = _changes(upd, current["kind"], current["headline"], current["content"], now)
+    if "headline" in changes or "content" in changes:
+        changes["tokens"] = maintain.folded_tokens(changes.get("headline", current["headline"]),
+                                                   changes.get("content", current["content"]))
     run(tx, "capsules/update", id=capsule_id, changes=changes)
+    if "status" in changes:  # done/open changes its own readiness and whether it blocks others
+        maintain.refresh(tx, readiness=maintain.blocked_by_changes(tx, [capsule_id]))
     return from_record(run(tx, "capsules/get_many", ids=[capsule_id])[0], now)
 
 

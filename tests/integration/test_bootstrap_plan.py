@@ -1,5 +1,8 @@
 """The pack statement's plan: index seeks for every section, no path enumeration anywhere.
 
+Schema v2: the ready set is sought through its maintained (ready, project_id) index and the cycle
+proof through the BLOCKS(closes_loop) relationship index; nothing visits a blocked task.
+
 EXPLAIN on the real Neo4j, so a planner regression (a label scan over the whole store, a
 var-length expand) fails here instead of showing up as latency in production.
 """
@@ -24,13 +27,13 @@ def operators(plan: dict[str, Any]) -> Iterator[tuple[str, str, bool]]:
 
 
 def explain(db, **fence: Any) -> list[tuple[str, str, bool]]:
-    params = {"now": NOW, "tokens": ["parser"], "top_ready": 11, "top_section": 10,
-              "project_id": None, "project_prefix": None, **fence}
+    params = {"now": NOW, "tokens": ["parser"], "term_sets": [["parser"]], "top_ready": 11, "top_section": 10,
+              "top_constraints": 40, "project_id": None, "project_prefix": None, **fence}
     summary = db._driver.execute_query("EXPLAIN " + cypher.load("bootstrap/sections"), params).summary
     return list(operators(summary.plan))
 
 
-def test_every_section_seeks_the_kind_project_index_and_no_path_is_enumerated(db):
+def test_every_section_seeks_an_index_and_no_path_is_enumerated(db):
     # Enough capsules over enough projects that a label scan is never the cheaper plan (on a
     # few dozen nodes the cost-based planner may rightly prefer one), and no plan cached from an
     # earlier test's statistics.
@@ -47,8 +50,13 @@ def test_every_section_seeks_the_kind_project_index_and_no_path_is_enumerated(db
         # Every place the plan finds nodes from scratch is the (kind, project_id) index; the rest
         # starts from rows it already has (Argument). The planner may split a seek (OR leaves).
         leaves = [(op, details) for op, details, leaf in plan if leaf]
-        seeks = [d for op, d in leaves if op == "NodeIndexSeek" and "Capsule(kind, project_id)" in d]
-        assert len(seeks) >= 4, leaves  # constraints, decisions, traps, the blocks-DAG
-        assert all(op == "Argument" or d in seeks for op, d in leaves), leaves
+        kinds = [d for op, d in leaves if op.startswith("NodeIndexSeek")
+                 and any(f"c:{label}(project_id)" in d for label in ("Constraint", "Decision", "FailurePattern"))]
+        ready = [d for op, d in leaves if op == "NodeIndexSeek" and "Capsule(ready, project_id)" in d]
+        loops = [d for op, d in leaves if "RelationshipIndexSeek" in op and "BLOCKS(closes_loop)" in d]
+        live = [d for op, d in leaves if op == "NodeIndexSeek" and "Capsule(status, project_id)" in d]
+        assert len(kinds) == 6, leaves  # constraints, decisions, traps: each its total and its ranked rows
+        assert len(ready) == 2 and loops and live, leaves  # ready by its maintained index; "no cycle" by loop edges
+        assert all(op == "Argument" or d in kinds + ready + loops + live for op, d in leaves), leaves
         assert not {"NodeByLabelScan", "AllNodesScan"} & set(ops), ops
         assert not [op for op in ops if op.startswith(PATH_OPERATORS)], ops

@@ -1,4 +1,4 @@
-"""The read side sends Python only what a pack can show (plus possible term hits), with exact totals.
+"""The read side sends Python only what a pack can show, with exact totals (schema v2: ranked in Neo4j).
 
 `read_inputs` is the boundary between Neo4j and the pure core; these tests pin its leanness,
 which the pack-level tests cannot see (the pack looks the same either way).
@@ -26,34 +26,45 @@ def test_without_terms_only_the_rows_a_pack_can_show_travel(db):
     assert inputs.cycle is None
 
 
-def test_with_terms_only_possible_hits_travel_beyond_the_prefix(db):
+def test_with_terms_the_section_is_ranked_in_neo4j_and_only_its_cap_travels(db):
     s = Store(db)
     for n in range(25):
         s.put("decision", f"Decision {n}", age_days=n)
     deep_ascii = s.put("decision", "About the PARSER", age_days=100)
-    deep_accent = s.put("decision", "Le café", age_days=101)
-    inputs = read_inputs(db, BootstrapRequest(terms=["parser", "zzz"]), NOW)
+    deep_accent = s.put("decision", "Le CAFÉ parser", age_days=101)
+    inputs = read_inputs(db, BootstrapRequest(terms=["parser", "cafe", "zzz"]), NOW)
     sent = [c.id for c in inputs.decisions]
-    assert len(sent) == 12 and sent[-2:] == [deep_ascii, deep_accent]  # the token hit, and the non-ASCII text
+    # Coverage first (the accented capsule covers two tokens once folded like Python folds), then decay.
+    assert len(sent) == 10 and sent[:2] == [deep_accent, deep_ascii]
     assert inputs.decisions_total == 27
-    assert len(read_inputs(db, BootstrapRequest(terms=["zzz"]), NOW).decisions) == 11  # only the non-ASCII one
+    assert len(read_inputs(db, BootstrapRequest(terms=["zzz"]), NOW).decisions) == 10
+
+
+def test_constraints_travel_only_as_far_as_the_budget_could_hold_them(db):
+    s = Store(db)
+    for n in range(60):
+        s.put("constraint", f"Constraint {n}", age_days=n)
+    small = read_inputs(db, BootstrapRequest(token_budget=40), NOW)
+    assert len(small.constraints) == 2 + 40 * 4 // 16 and small.constraints_total == 60
+    assert len(read_inputs(db, BootstrapRequest(token_budget=1500), NOW).constraints) == 60
 
 
 def sections_row(db):
-    return db.read(lambda tx: run(tx, "bootstrap/sections", now=NOW, tokens=[], top_ready=11, top_section=10,
-                                  project_id=None, project_prefix=None))[0]
+    return db.read(lambda tx: run(tx, "bootstrap/sections", now=NOW, tokens=[], term_sets=[], top_ready=11,
+                                  top_section=10, top_constraints=10, project_id=None, project_prefix=None))[0]
 
 
-def test_no_edge_travels_without_a_back_edge(db):
+def test_no_edge_travels_without_a_live_edge_that_closed_a_loop(db):
     s = Store(db)
     first = s.put("task", "first")
-    second = s.put("task", "second", blocked_by=[first])  # old -> new: not a back edge
+    second = s.put("task", "second", blocked_by=[first])  # old -> new: in order
     third = s.put("task", "third", blocked_by=[second])
+    fourth = s.put("task", "fourth", blocks=[first])  # new -> old: reordered, not marked
     row = sections_row(db)
-    assert (row["back_edges"], row["live_blocked_by"]) == (0, [])
-    s.block(third, first)  # new -> old: a back edge, so the live edges travel (as adjacency lists)
+    assert (row["loop_edges"], row["live_blocked_by"]) == (0, [])
+    s.block(third, first)  # closes first -> second -> third -> first: marked, so the live edges travel
     row = sections_row(db)
-    assert row["back_edges"] == 1
+    assert row["loop_edges"] == 1
     assert sorted((target, sorted(sources)) for target, sources in row["live_blocked_by"]) == [
-        (1, [3]), (2, [1]), (3, [2])]
+        (1, [3, 4]), (2, [1]), (3, [2])]
     assert read_inputs(db, BootstrapRequest(), NOW).cycle == [first, second, third]

@@ -318,11 +318,15 @@ def test_mcp_write_tools_take_an_idempotency_key(db):
     assert "idempotency_key" in ingest_defs["IngestBatch"]["properties"]
     assert "idempotency_key" not in ingest_defs["Capsule"]["properties"]  # not on each batch item
     assert "idempotency_key" not in tools["memory_get"].input_schema["properties"]
+    # Every write result carries a bookmark, the replay too (one that covers the stored write).
+    assert first.structured_content.pop("bookmark") and retry.structured_content.pop("bookmark")
     assert first.structured_content == retry.structured_content == {"ids": ["cap-1"]}
+    assert single.structured_content.pop("bookmark")
     assert single.structured_content == {"ids": ["cap-2"]}
     assert reused.is_error and reused.structured_content["error"]["code"] == "idempotency_key_reused"
     assert reused.structured_content["error"]["field"] == "idempotency_key"
     assert reused.structured_content["error"]["request_id"]  # MCP over HTTP: the HTTP request's id
+    assert update.structured_content.pop("bookmark") and update_again.structured_content.pop("bookmark")
     assert update.structured_content == update_again.structured_content
     assert bad.is_error and bad.structured_content["error"]["code"] == "bad_request"
     assert capsules(db) == 2 and counter(db) == 2

@@ -1,0 +1,21 @@
+// `graphsvc verify`: every maintained field of one page of capsules (keyset on seq), recomputed
+// from scratch from the raw graph, beside what is stored. Python compares them (and the folded
+// tokens, which only Python can compute) and reports drift; --repair rewrites the page.
+MATCH (c:Capsule)
+WHERE c.seq > $after
+WITH c ORDER BY c.seq ASC LIMIT $limit
+WITH c,
+     EXISTS { MATCH (s:Capsule)-[:SUPERSEDES]->(c) WHERE s.tombstoned_at IS NULL } AS superseded,
+     CASE WHEN c.kind IN ['task', 'epic'] THEN COUNT {
+       MATCH (x:Capsule)-[:BLOCKS]->(c)
+       WHERE x.tombstoned_at IS NULL
+         AND coalesce(x.status, 'open') <> 'done'
+         AND NOT EXISTS { MATCH (s:Capsule)-[:SUPERSEDES]->(x) WHERE s.tombstoned_at IS NULL }
+     } END AS open_blockers
+RETURN c.id AS id, c.seq AS seq, c.kind AS kind, c.headline AS headline, c.content AS content,
+       labels(c) AS labels, c.tokens AS tokens, c.ord AS ord,
+       c.superseded AS stored_superseded, superseded,
+       c.open_blockers AS stored_open_blockers, open_blockers,
+       c.ready AS stored_ready,
+       CASE WHEN c.kind IN ['task', 'epic'] AND c.status = 'open' AND c.tombstoned_at IS NULL
+                 AND NOT superseded AND open_blockers = 0 THEN true END AS ready

@@ -1,0 +1,10 @@
+// Create BLOCKS edges (a must be done before b starts); `closes_loop: true` marks an edge the
+// topological order could not place (it closed a loop when it was inserted). Reports edges
+// that were already there (MERGE leaves them, and their mark, as they are).
+UNWIND $edges AS e
+MATCH (a:Capsule {id: e.from})
+MATCH (b:Capsule {id: e.to})
+WITH a, b, e, EXISTS { (a)-[:BLOCKS]->(b) } AS existed
+MERGE (a)-[r:BLOCKS]->(b)
+ON CREATE SET r.closes_loop = CASE WHEN e.closes_loop THEN true END
+RETURN e.from AS from, e.to AS to, existed

@@ -1,0 +1,4 @@
+// The order position (`ord`) of task/epic capsules, by id.
+UNWIND $ids AS wanted
+MATCH (c:Capsule {id: wanted})
+RETURN c.id AS id, c.ord AS ord

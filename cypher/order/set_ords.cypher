@@ -1,0 +1,4 @@
+// Write reordered positions: [{id, ord}].
+UNWIND $rows AS row
+MATCH (c:Capsule {id: row.id})
+SET c.ord = row.ord

@@ -1,0 +1,84 @@
+"""A topological order of the BLOCKS graph in which every cycle holds a marked edge (SPEC §3 cost).
+
+Pure functions over integer capsule numbers (the `seq` of `cap-<seq>`); the store keeps the
+order as the `ord` property of task/epic capsules and marks an edge `closes_loop` when it
+could not be ordered. The invariant the pack relies on:
+
+    for every BLOCKS edge a -> b that is NOT marked:  ord(a) < ord(b)
+
+so a cycle (ord would have to increase all the way round) always contains a marked edge, and
+a fence without a live marked edge is proven acyclic by an index lookup.
+
+The ords are always a permutation of the task/epic seqs themselves: a new capsule takes
+ord = seq (larger than every ord in use), and a reorder only permutes the ords of the nodes it
+touches (Pearce & Kelly, "A dynamic topological sort algorithm for directed acyclic graphs",
+2006). So ords stay unique without any allocator.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Iterable, Mapping, Sequence
+
+__all__ = ["from_scratch", "pool_reorder"]
+
+
+def from_scratch(seqs: Iterable[int], edges: Iterable[tuple[int, int]],
+                 pool: Iterable[int] | None = None) -> tuple[dict[int, int], set[tuple[int, int]]]:
+    """An order and its marked edges for a whole graph or a closed part of it (no edge leaves it).
+
+    Kahn's algorithm taking the smallest ready seq first (deterministic); when only cycles
+    remain, the smallest remaining seq is placed next and its unplaced in-edges become marked.
+    Returns ({seq: ord}, {marked (from, to)}): the nodes in that order take the sorted `pool`
+    (default: the seqs themselves; a part of the graph reuses the ords it already holds).
+    """
+    nodes = sorted(set(seqs))
+    values = sorted(pool) if pool is not None else nodes
+    if len(values) != len(nodes):
+        raise ValueError("the pool must hold one ord per node")
+    successors: dict[int, list[int]] = {n: [] for n in nodes}
+    indegree: dict[int, int] = {n: 0 for n in nodes}
+    unique_edges = sorted(set(edges))
+    for a, b in unique_edges:
+        if a not in successors or b not in successors:
+            raise ValueError(f"edge {a}->{b} joins a node outside the graph")
+        successors[a].append(b)
+        indegree[b] += 1
+    heap = [n for n in nodes if indegree[n] == 0]
+    heapq.heapify(heap)
+    placed: list[int] = []
+    done: set[int] = set()
+    remaining = set(nodes)
+    while remaining:
+        if not heap:  # only cycles left: break one at its smallest node
+            heap.append(min(remaining))
+        node = heapq.heappop(heap)
+        if node in done:
+            continue
+        done.add(node)
+        remaining.discard(node)
+        placed.append(node)
+        for nxt in successors[node]:
+            indegree[nxt] -= 1
+            if indegree[nxt] == 0 and nxt not in done:
+                heapq.heappush(heap, nxt)
+    ord_of = {node: rank for node, rank in zip(placed, values)}
+    marked = {(a, b) for a, b in unique_edges if ord_of[a] >= ord_of[b]}
+    return ord_of, marked
+
+
+def pool_reorder(backward: Mapping[int, int], forward: Mapping[int, int]) -> dict[int, int]:
+    """Pearce–Kelly's reassignment after inserting x -> y against the order.
+
+    `backward` = {node: ord} of what reaches x (x included) with ord > ord(y); `forward` = what y
+    reaches (y included) with ord < ord(x), and the two are disjoint (else x -> y closes a cycle).
+    The backward nodes keep their relative order and move before the forward ones, reusing the
+    same pool of ords; every other node keeps its ord. Returns only the nodes whose ord changes.
+    """
+    if set(backward) & set(forward):
+        raise ValueError("backward and forward regions overlap: the new edge closes a cycle")
+    pool = sorted([*backward.values(), *forward.values()])
+    ordered: Sequence[int] = [n for n, _ in sorted(backward.items(), key=lambda item: item[1])] + \
+                             [n for n, _ in sorted(forward.items(), key=lambda item: item[1])]
+    current = {**backward, **forward}
+    return {node: value for node, value in zip(ordered, pool) if current[node] != value}

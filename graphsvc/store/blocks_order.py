@@ -1,0 +1,116 @@
+"""Insert BLOCKS edges while keeping the topological order (`ord`) the pack's cycle proof reads.
+
+Every unmarked BLOCKS edge a -> b has a.ord < b.ord (graphsvc.core.order). An edge that already
+goes up in the order costs nothing more than its creation. One that goes against it gets a
+Pearce–Kelly insertion inside the same transaction: a bounded forward search from b (nodes with
+ord <= a.ord) and, unless it reaches a, a bounded backward search from a (ord >= b.ord), then the
+two regions swap places in the pool of their own ords: only the affected region is touched. When
+the forward search reaches a, the edge closes a loop: it is created with `closes_loop: true`, and
+the order is left as it is. Removing an edge, completing or tombstoning a task never breaks an
+order, so only insertion is handled here. A batch with many edges against the order (an import,
+a bulk relate) orders the components they join again from scratch instead, over the same ords.
+
+Concurrency: the searches read a region that another transaction could change, so every
+transaction that inserts BLOCKS edges first takes one lock (cypher/order/lock). Inserting
+transactions are serialised; everything else (reads, other writes) is not affected.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from neo4j import ManagedTransaction
+
+from graphsvc.core.order import from_scratch, pool_reorder
+from graphsvc.store.db import run
+
+Edge = tuple[str, str]
+
+
+def lock(tx: ManagedTransaction) -> None:
+    """Take the BLOCKS-insertion lock; call it before the transaction's other writes."""
+    run(tx, "order/lock")
+
+
+#: A batch with more edges against the order than this orders their BLOCKS components again from
+#: scratch (graphsvc.core.order.from_scratch) instead of one Pearce–Kelly insertion per edge.
+BATCH_REORDER_THRESHOLD = 16
+
+
+def _ords(tx: ManagedTransaction, ids: Sequence[str]) -> dict[str, int]:
+    return {r["id"]: r["ord"] for r in run(tx, "order/ords", ids=sorted(set(ids)))}
+
+
+def _reached(tx: ManagedTransaction, statement: str, start: str, start_ord: int, bound: int) -> dict[str, int]:
+    found = {r["id"]: r["ord"] for r in run(tx, statement, start=start, bound=bound)}
+    return {start: start_ord, **found}
+
+
+def _insert_against_order(tx: ManagedTransaction, a: str, b: str) -> bool:
+    """Make room for a -> b (a.ord > b.ord); False when the edge closes a loop instead."""
+    ords = _ords(tx, [a, b])
+    if ords[a] < ords[b]:  # an earlier reorder of this batch already put them in order
+        return True
+    forward = _reached(tx, "order/forward", b, ords[b], ords[a])
+    if a in forward:
+        return False
+    backward = _reached(tx, "order/backward", a, ords[a], ords[b])
+    moved = pool_reorder(backward, forward)
+    if moved:
+        run(tx, "order/set_ords", rows=[{"id": node, "ord": value} for node, value in moved.items()])
+    return True
+
+
+def reorder_components(tx: ManagedTransaction, ids: Sequence[str]) -> None:
+    """Order the BLOCKS components of `ids` again from scratch, reusing their own ords.
+
+    No edge leaves a component, so giving its nodes a topological order over the same pool of ords
+    keeps every other node's ord valid. Only changed ords and marks are written.
+    """
+    rows: list = []
+    remaining = sorted(set(ids))
+    while remaining:  # one walk per component
+        found = run(tx, "order/component", start=remaining[0])
+        rows += found
+        seen = {r["id"] for r in found}
+        remaining = [capsule_id for capsule_id in remaining if capsule_id not in seen]
+    id_of = {r["seq"]: r["id"] for r in rows}
+    current = {r["seq"]: r["ord"] for r in rows}
+    marked_now = {(r["seq"], target): marked for r in rows for target, marked in r["out"]}
+    ord_of, marked = from_scratch(current, marked_now, pool=current.values())
+    moved = [{"id": id_of[seq], "ord": value} for seq, value in ord_of.items() if current[seq] != value]
+    if moved:
+        run(tx, "order/set_ords", rows=moved)
+    remarked = [{"from": a, "to": b, "marked": (a, b) in marked}
+                for (a, b), was in marked_now.items() if was != ((a, b) in marked)]
+    if remarked:
+        run(tx, "order/set_marks", edges=remarked)
+
+
+def add_blocks(tx: ManagedTransaction, edges: Sequence[Edge]) -> dict[Edge, bool]:
+    """Create the BLOCKS edges (deduplicated) keeping the order; returns {edge: existed before}.
+
+    The caller has taken `lock(tx)` and checked that both ends are task/epic capsules.
+    """
+    unique = list(dict.fromkeys(edges))
+    if not unique:
+        return {}
+    ords = _ords(tx, [end for edge in unique for end in edge])
+    in_order = [e for e in unique if ords[e[0]] < ords[e[1]]]
+    against = [e for e in unique if ords[e[0]] >= ords[e[1]]]
+    existed: dict[Edge, bool] = {}
+
+    def create(batch: list[Edge], closes_loop: bool) -> None:
+        rows = [{"from": a, "to": b, "closes_loop": closes_loop} for a, b in batch]
+        for r in run(tx, "order/create_blocks", edges=rows):
+            existed[(r["from"], r["to"])] = r["existed"]
+
+    if in_order:  # first: a reorder below must see them, and keeps them in order
+        create(in_order, False)
+    if len(against) > BATCH_REORDER_THRESHOLD:
+        create(against, False)  # marks are set by the reorder
+        reorder_components(tx, [end for edge in against for end in edge])
+        return existed
+    for a, b in against:
+        create([(a, b)], not _insert_against_order(tx, a, b))
+    return existed

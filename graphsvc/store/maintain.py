@@ -1,0 +1,65 @@
+"""The state the pack reads instead of recomputing it: kept up to date by every write, in its transaction.
+
+Maintained on each capsule (documented in the README's "Stored fields"; SPEC §1 allows them and
+they never change an answer, only its cost):
+
+* a label for its kind (`:Task`, `:Constraint`, …) beside `:Capsule`;
+* `tokens`: its folded headline + content tokens (graphsvc.core.textmatch, so Unicode folding is
+  Python's), for term coverage computed where the rows are;
+* `superseded`: an incoming SUPERSEDES from a capsule that is not tombstoned;
+* task/epic only: `open_blockers` (BLOCKS sources that still block: not done, not tombstoned,
+  not superseded), `ready` (true when open, live and unblocked; absent otherwise) and `ord`
+  (graphsvc.store.blocks_order).
+
+How a write keeps them: it names the capsules whose `superseded` may have changed and those whose
+readiness may have changed, and `refresh` recomputes exactly those from the graph, inside the
+write's transaction. Recomputing (rather than adding +1/-1) makes each value a pure function of
+the committed graph around it. Each refresh takes the node's write lock BEFORE computing its
+value, so with concurrent writers the last one to commit a node computed it after every other
+writer of that node had committed: the stored value is the from-scratch value (tested by a
+thread race and a stateful property test).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+from neo4j import ManagedTransaction
+
+from graphsvc.core.textmatch import text_tokens
+from graphsvc.store.db import run
+
+#: The schema this code writes and reads; `graphsvc migrate` brings older stores to it.
+SCHEMA_VERSION = 2
+
+
+def kind_label(kind: str) -> str:
+    """The node label of a kind: failure_pattern -> FailurePattern."""
+    return "".join(part.capitalize() for part in kind.split("_"))
+
+
+def folded_tokens(headline: str, content: str) -> list[str]:
+    """The capsule's distinct folded tokens, sorted (what coverage counts against)."""
+    return sorted(text_tokens(headline, content))
+
+
+def refresh(tx: ManagedTransaction, superseded: Iterable[str] = (), readiness: Iterable[str] = ()) -> None:
+    """Recompute `superseded` of the first ids, then readiness of the second ids and of what they block.
+
+    A capsule whose `superseded` may change is refreshed in step 1 and, with every capsule it
+    blocks, in step 2 (a superseded blocker stops blocking).
+    """
+    first = sorted(set(superseded))
+    second = set(readiness) | set(first)
+    if first:
+        second.update(r["id"] for r in run(tx, "maintain/refresh_superseded", ids=first))
+    if second:
+        run(tx, "maintain/refresh_readiness", ids=sorted(second))
+
+
+def blocked_by_changes(tx: ManagedTransaction, ids: Iterable[str]) -> list[str]:
+    """The ids plus every capsule they block: what a status or tombstone change can unblock."""
+    wanted = sorted(set(ids))
+    if not wanted:
+        return []
+    return sorted(set(wanted) | {r["id"] for r in run(tx, "maintain/blocked_targets", ids=wanted)})

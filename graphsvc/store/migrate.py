@@ -1,0 +1,179 @@
+"""Schema upgrades and the maintained-state audit: `graphsvc migrate` and `graphsvc verify [--repair]`.
+
+A store written before schema v2 has no kind labels and none of the fields graphsvc.store.maintain
+keeps. `migrate` brings it to `SCHEMA_VERSION` in two phases, each resumable:
+
+1. capsule pages in seq order (keyset), each page written in ONE transaction together with the
+   progress marker (`SchemaVersion.pages_after`), so a crash loses at most the page in flight and
+   a rerun starts after the last committed page;
+2. the BLOCKS order, computed from scratch over every task/epic (graphsvc.core.order) and written
+   in pages; rerunning it recomputes and rewrites the same order (idempotent).
+
+Then the version is recorded. Running it on a current store does nothing. `serve` runs it at
+start-up; the CLI shows a progress bar.
+
+`verify` recomputes every maintained field from the raw graph (maintain/expected; tokens in
+Python) and checks the order's invariant; `repair=True` rewrites what drifted.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from neo4j import ManagedTransaction
+
+from graphsvc.core.order import from_scratch
+from graphsvc.store import maintain
+from graphsvc.store.db import Database, run
+
+PAGE = 5000
+
+Progress = Callable[[int], None]
+
+
+def _expected_row(record: Any) -> dict[str, Any]:
+    return {
+        "id": record["id"],
+        "label": maintain.kind_label(record["kind"]),
+        "tokens": maintain.folded_tokens(record["headline"], record["content"]),
+        "superseded": record["superseded"],
+        "open_blockers": record["open_blockers"],
+        "ready": record["ready"],
+    }
+
+
+def schema_state(db: Database) -> dict[str, Any]:
+    return dict(db.query("maintain/schema_version")[0])
+
+
+def _migrate_page(tx: ManagedTransaction, after: int) -> tuple[int, int]:
+    page = run(tx, "maintain/expected", after=after, limit=PAGE)
+    if page:
+        run(tx, "maintain/write_page", rows=[_expected_row(r) for r in page])
+        after = page[-1]["seq"]
+    run(tx, "maintain/set_schema_version", changes={"pages_after": after})
+    return len(page), after
+
+
+def _dag(db: Database) -> tuple[dict[int, int | None], list[tuple[int, int, bool]]]:
+    """Every task/epic seq with its stored ord, and every BLOCKS edge (from, to, marked)."""
+    ords: dict[int, int | None] = {}
+    edges: list[tuple[int, int, bool]] = []
+    after = 0
+    while True:
+        page = db.query("order/all_dag", after=after, limit=PAGE)
+        for r in page:
+            ords[r["seq"]] = r["ord"]
+            edges.extend((r["seq"], target, marked) for target, marked in r["out"])
+        if len(page) < PAGE:
+            return ords, edges
+        after = page[-1]["seq"]
+
+
+def _write_order(db: Database, ords: dict[int, int | None], edges: list[tuple[int, int, bool]],
+                 progress: Progress | None = None) -> None:
+    ord_of, marked = from_scratch(ords, [(a, b) for a, b, _ in edges])
+    marks: dict[int, list[int]] = {}
+    for a, b in marked:
+        marks.setdefault(a, []).append(b)
+    rows = [{"seq": seq, "ord": ord_of[seq], "marked": sorted(marks.get(seq, []))} for seq in sorted(ord_of)]
+    for start in range(0, len(rows), PAGE):
+        chunk = rows[start:start + PAGE]
+        db.write(lambda tx: (run(tx, "order/lock"), run(tx, "order/write_page", rows=chunk)))
+        if progress:
+            progress(len(chunk))
+
+
+def migrate(db: Database, progress: Progress | None = None) -> dict[str, Any]:
+    """Bring the store to SCHEMA_VERSION; returns what it did ({"from", "to", "capsules"})."""
+    state = schema_state(db)
+    if state["version"] == maintain.SCHEMA_VERSION and state["migrating_to"] is None:
+        return {"from": state["version"], "to": maintain.SCHEMA_VERSION, "capsules": 0}
+    db.write(lambda tx: run(tx, "maintain/set_schema_version",
+                            changes={"migrating_to": maintain.SCHEMA_VERSION}))
+    after = state["pages_after"] or 0
+    done = 0
+    with db.longer_timeout():
+        while True:
+            count, after = db.write(lambda tx: _migrate_page(tx, after))
+            done += count
+            if progress and count:
+                progress(count)
+            if count < PAGE:
+                break
+        ords, edges = _dag(db)
+        _write_order(db, ords, edges)
+    db.write(lambda tx: (run(tx, "order/lock"),  # the lock node exists before the first BLOCKS insertion
+                         run(tx, "maintain/set_schema_version", changes={
+                             "version": maintain.SCHEMA_VERSION, "migrating_to": None, "pages_after": None})))
+    return {"from": state["version"] or 1, "to": maintain.SCHEMA_VERSION, "capsules": done}
+
+
+@dataclass
+class Drift:
+    """What `verify` found: per maintained field, the ids whose stored value differs."""
+
+    capsules: int = 0
+    fields: dict[str, list[str]] = field(default_factory=dict)
+    order: list[str] = field(default_factory=list)
+
+    @property
+    def clean(self) -> bool:
+        return not self.fields and not self.order
+
+    def add(self, name: str, capsule_id: str) -> None:
+        self.fields.setdefault(name, []).append(capsule_id)
+
+
+_COMPARED = (("superseded", "stored_superseded"), ("open_blockers", "stored_open_blockers"),
+             ("ready", "stored_ready"))
+
+
+def _check_order(ords: dict[int, int | None], edges: list[tuple[int, int, bool]]) -> list[str]:
+    problems = []
+    missing = sorted(seq for seq, value in ords.items() if value is None)
+    if missing:
+        problems.append(f"{len(missing)} task/epic capsule(s) have no ord (first: cap-{missing[0]})")
+    values = [value for value in ords.values() if value is not None]
+    if sorted(values) != sorted(seq for seq, value in ords.items() if value is not None) or len(set(values)) != len(values):
+        problems.append("the ords are not a permutation of the task/epic seqs")
+    for a, b, marked in edges:
+        if not marked and (ords.get(a) is None or ords.get(b) is None or ords[a] >= ords[b]):  # type: ignore[operator]
+            problems.append(f"unmarked BLOCKS edge cap-{a}->cap-{b} goes against the order")
+            break
+    return problems
+
+
+def verify(db: Database, repair: bool = False, progress: Progress | None = None) -> Drift:
+    """Recompute every maintained field from scratch and compare; with `repair`, rewrite the drift."""
+    drift = Drift()
+    after = 0
+    with db.longer_timeout():
+        while True:
+            page = db.query("maintain/expected", after=after, limit=PAGE)
+            fix = []
+            for r in page:
+                expected = _expected_row(r)
+                wrong = [name for name, stored in _COMPARED if r[name] != r[stored]]
+                if r["tokens"] != expected["tokens"]:
+                    wrong.append("tokens")
+                if expected["label"] not in r["labels"]:
+                    wrong.append("label")
+                for name in wrong:
+                    drift.add(name, r["id"])
+                if wrong:
+                    fix.append(expected)
+            drift.capsules += len(page)
+            if repair and fix:
+                db.write(lambda tx: run(tx, "maintain/write_page", rows=fix))
+            if progress and page:
+                progress(len(page))
+            if len(page) < PAGE:
+                break
+            after = page[-1]["seq"]
+        ords, edges = _dag(db)
+        drift.order = _check_order(ords, edges)
+        if repair and drift.order:
+            _write_order(db, ords, edges)
+    return drift
