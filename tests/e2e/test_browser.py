@@ -1,5 +1,6 @@
 """Neo4j Browser, driven like an operator would (SPEC §6): connect, apply the project's style,
-set the fence with `:param`, paste `cypher/inspect/project_graph.cypher`, and see headlines.
+set the fence with `:param`, paste `cypher/inspect/project_graph.cypher`, and see headlines, each
+kind in its own colour (SPEC §1: kinds are labels).
 
 Uses Debian's Chromium (`/usr/bin/chromium`, installed by `make test`) through Playwright; the
 Playwright-managed browser download is never used (this machine cannot fetch it). The screenshot
@@ -102,6 +103,12 @@ def test_browser_shows_a_project_graph_captioned_by_headline(neo4j_target, seede
                 "nodes => nodes.map(n => [...n.querySelectorAll('text')]"
                 ".map(t => t.textContent.trim()).filter(s => s).join(' '))",
             )
+            # Each kind has its own colour (SPEC §1 kind labels; browser-style.grass styles each label).
+            colours = page.eval_on_selector_all(
+                "svg g.node",
+                "nodes => nodes.map(n => { const c = n.querySelector('circle.b-outline');"
+                " return c ? c.getAttribute('fill') : null; })",
+            )
             relationship_types = page.eval_on_selector_all(
                 "svg g.relationship text", "els => els.map(e => e.textContent.trim())")
             page.screenshot(path=str(screenshot))
@@ -111,3 +118,8 @@ def test_browser_shows_a_project_graph_captioned_by_headline(neo4j_target, seede
     assert screenshot.stat().st_size > 10_000
     assert sorted(captions) == sorted(seeded), captions  # headlines, and 'shopx' is fenced out
     assert sorted(relationship_types) == ["BLOCKS", "SUPERSEDES"]
+    by_caption = dict(zip(captions, colours))
+    # task, constraint and decision: three kinds, three colours; two decisions share theirs.
+    assert len({by_caption["Design cart API"], by_caption["Never drop tables"], by_caption["Use Postgres"]}) == 3, colours
+    assert by_caption["Use Postgres"] == by_caption["Use SQLite"], colours
+    assert None not in colours, colours
