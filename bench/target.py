@@ -19,8 +19,8 @@ def bench_database(timeout: float = 60.0) -> Database:
             os.environ.get("NEO4J_USER", "neo4j"),
             os.environ.get("NEO4J_PASSWORD", ""),
             os.environ.get("NEO4J_DATABASE", "neo4j"),
-            timeout=timeout,
+            timeout=timeout, query_timeout=timeout,
         )
     local = LocalNeo4j.named("bench")
     local.start()
-    return Database(local.bolt_uri, "neo4j", local.password, timeout=timeout)
+    return Database(local.bolt_uri, "neo4j", local.password, timeout=timeout, query_timeout=timeout)
