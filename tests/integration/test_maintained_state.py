@@ -43,21 +43,23 @@ PACK_REQUESTS: tuple[dict[str, Any], ...] = (
     {"terms": TERMS, "token_budget": 0},
     {"terms": TERMS, "token_budget": 60},
     {"terms": TERMS, "token_budget": 400},
-    {"terms": TERMS, "token_budget": 1500},
-    {"project_id": "p", "terms": TERMS, "token_budget": 400},
+    {"project_id": "p", "terms": TERMS, "token_budget": 1500},
     {"project_prefix": "p", "terms": TERMS},
     {"project_prefix": "p", "token_budget": 60},
 )
 
 
-def assert_packs_match_oracle(svc: GraphService, requests=PACK_REQUESTS, context: str = "") -> int:
-    """The maintained-state pack equals the recomputing v1 pack for each request (same clock)."""
+def assert_packs_match_oracle(svc: GraphService, requests=PACK_REQUESTS, context: str = "") -> list[dict[str, Any]]:
+    """The maintained-state pack equals the recomputing v1 pack for each request (same clock); returns the packs."""
     now = svc.clock()
+    packs = []
     for request in requests:
-        new = svc.bootstrap(dict(request))
-        old = oracle_pack(svc.db, request, now)
+        with svc.db.longer_timeout():  # a cold plan takes seconds to compile on a busy machine
+            new = svc.bootstrap(dict(request))
+            old = oracle_pack(svc.db, request, now)
         assert new == old, f"{context} pack differs from the oracle for {request}:\n{pack_diff(new, old)}"
-    return len(requests)
+        packs.append(new)
+    return packs
 
 
 def instant(when: datetime) -> str:
@@ -135,7 +137,7 @@ class MaintainedStateMachine(RuleBasedStateMachine):
             kind = data.draw(st.sampled_from(KINDS), label="kind")
             item: dict[str, Any] = {"project_id": data.draw(st.sampled_from(PROJECTS), label="project"),
                                     "kind": kind, "content": data.draw(contents, label="content")}
-            if kind in DAG and data.draw(st.booleans(), label="done"):
+            if kind in DAG and data.draw(st.sampled_from((False, False, True)), label="done"):
                 item["status"] = "done"
             if kind == "constraint":
                 item["tier"] = data.draw(st.sampled_from(("active", "active", "stale")), label="tier")
@@ -269,9 +271,9 @@ class MaintainedStateMachine(RuleBasedStateMachine):
 
     @invariant()
     def pack_equals_oracle(self) -> None:
-        STATS["packs_compared"] += assert_packs_match_oracle(self.svc, context=f"after step {STATS['steps']}")
-        if self.svc.bootstrap({})["ready"].get("state") == "cycle":
-            STATS["cycles_seen"] += 1
+        packs = assert_packs_match_oracle(self.svc, context=f"after step {STATS['steps']}")
+        STATS["packs_compared"] += len(packs)
+        STATS["cycles_seen"] += packs[0]["ready"].get("state") == "cycle"  # PACK_REQUESTS[0]: the whole store
 
 
 def test_random_writes_keep_maintained_state_and_pack_equal_to_the_oracle(database):
@@ -280,9 +282,10 @@ def test_random_writes_keep_maintained_state_and_pack_equal_to_the_oracle(databa
     started = time.monotonic()
     for key in STATS:
         STATS[key] = 0
-    run_state_machine_as_test(MaintainedStateMachine, settings=settings(
-        max_examples=25, stateful_step_count=12, deadline=None, database=None,
-        suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much]))
+    with database.longer_timeout():  # the query timeout is for agents, not a busy 2-core CI box
+        run_state_machine_as_test(MaintainedStateMachine, settings=settings(
+            max_examples=25, stateful_step_count=12, deadline=None, database=None,
+            suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much]))
     print(f"\nstateful maintained-state test: {STATS['examples']} examples, {STATS['steps']} steps, "
           f"{STATS['packs_compared']} packs compared with the oracle, {STATS['cycles_seen']} states with a "
           f"live cycle, {time.monotonic() - started:.1f}s")
@@ -469,8 +472,7 @@ def test_verify_repair_mends_a_tampered_store(db):
     migrate(db)
     assert_maintained(db, context="before tampering")
     run = db._driver.execute_query
-    run("MATCH (c:Capsule {id: 'cap-1'}) SET c.ready = null")  # cap-1 is blocked by the open epic: ready absent...
-    run("MATCH (c:Capsule {id: 'cap-5'}) SET c.ready = null")  # ...while cap-5 is ready: this one drifts
+    run("MATCH (c:Capsule {id: 'cap-5'}) SET c.ready = null")  # the epic is ready
     run("MATCH (c:Capsule {id: 'cap-2'}) SET c.open_blockers = 7")
     run("MATCH (c:Capsule {id: 'cap-9'}) REMOVE c:Decision")
     run("MATCH (c:Capsule {id: 'cap-7'}) SET c.tokens = ['zzz']")
