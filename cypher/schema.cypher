@@ -53,3 +53,7 @@ FOR (c:FailurePattern) ON (c.project_id);
 
 CREATE INDEX capsule_status_project IF NOT EXISTS
 FOR (c:Capsule) ON (c.status, c.project_id);
+
+// The BLOCKS order's positions: a batch of edges against the order reads the ord intervals they span.
+CREATE INDEX capsule_ord IF NOT EXISTS
+FOR (c:Capsule) ON (c.ord);

@@ -24,11 +24,14 @@ __all__ = ["from_scratch", "pool_reorder"]
 
 
 def from_scratch(seqs: Iterable[int], edges: Iterable[tuple[int, int]],
-                 pool: Iterable[int] | None = None) -> tuple[dict[int, int], set[tuple[int, int]]]:
+                 pool: Iterable[int] | None = None,
+                 priority: Mapping[int, int] | None = None) -> tuple[dict[int, int], set[tuple[int, int]]]:
     """An order and its marked edges for a whole graph or a closed part of it (no edge leaves it).
 
-    Kahn's algorithm taking the smallest ready seq first (deterministic); when only cycles
-    remain, the smallest remaining seq is placed next and its unplaced in-edges become marked.
+    Kahn's algorithm taking the ready node of smallest `priority` first (default: its seq; a part
+    of the graph passes its current ords, so what was in order keeps its place and few ords move);
+    when only cycles remain, the remaining node of smallest priority is placed next and its unplaced
+    in-edges become marked. Deterministic.
     Returns ({seq: ord}, {marked (from, to)}): the nodes in that order take the sorted `pool`
     (default: the seqs themselves; a part of the graph reuses the ords it already holds).
     """
@@ -44,15 +47,17 @@ def from_scratch(seqs: Iterable[int], edges: Iterable[tuple[int, int]],
             raise ValueError(f"edge {a}->{b} joins a node outside the graph")
         successors[a].append(b)
         indegree[b] += 1
-    heap = [n for n in nodes if indegree[n] == 0]
+    key = priority if priority is not None else {n: n for n in nodes}
+    heap = [(key[n], n) for n in nodes if indegree[n] == 0]
     heapq.heapify(heap)
     placed: list[int] = []
     done: set[int] = set()
     remaining = set(nodes)
     while remaining:
-        if not heap:  # only cycles left: break one at its smallest node
-            heap.append(min(remaining))
-        node = heapq.heappop(heap)
+        if not heap:  # only cycles left: break one at its first node
+            first = min(remaining, key=lambda n: (key[n], n))
+            heap.append((key[first], first))
+        node = heapq.heappop(heap)[1]
         if node in done:
             continue
         done.add(node)
@@ -61,7 +66,7 @@ def from_scratch(seqs: Iterable[int], edges: Iterable[tuple[int, int]],
         for nxt in successors[node]:
             indegree[nxt] -= 1
             if indegree[nxt] == 0 and nxt not in done:
-                heapq.heappush(heap, nxt)
+                heapq.heappush(heap, (key[nxt], nxt))
     ord_of = {node: rank for node, rank in zip(placed, values)}
     marked = {(a, b) for a, b in unique_edges if ord_of[a] >= ord_of[b]}
     return ord_of, marked

@@ -8,7 +8,7 @@ two regions swap places in the pool of their own ords: only the affected region 
 the forward search reaches a, the edge closes a loop: it is created with `closes_loop: true`, and
 the order is left as it is. Removing an edge, completing or tombstoning a task never breaks an
 order, so only insertion is handled here. A batch with many edges against the order (an import,
-a bulk relate) orders the components they join again from scratch instead, over the same ords.
+a bulk relate) orders the ord intervals they span again from scratch instead, over the same ords.
 
 Concurrency: the searches read a region that another transaction could change, so every
 transaction that inserts BLOCKS edges first takes one lock (cypher/order/lock). Inserting
@@ -17,7 +17,7 @@ transactions are serialised; everything else (reads, other writes) is not affect
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Any, Sequence
 
 from neo4j import ManagedTransaction
 
@@ -32,8 +32,8 @@ def lock(tx: ManagedTransaction) -> None:
     run(tx, "order/lock")
 
 
-#: A batch with more edges against the order than this orders their BLOCKS components again from
-#: scratch (graphsvc.core.order.from_scratch) instead of one Pearce–Kelly insertion per edge.
+#: A batch with more edges against the order than this orders the ord intervals they span again
+#: from scratch (graphsvc.core.order.from_scratch) instead of one Pearce–Kelly insertion per edge.
 BATCH_REORDER_THRESHOLD = 16
 
 
@@ -61,28 +61,41 @@ def _insert_against_order(tx: ManagedTransaction, a: str, b: str) -> bool:
     return True
 
 
-def reorder_components(tx: ManagedTransaction, ids: Sequence[str]) -> None:
-    """Order the BLOCKS components of `ids` again from scratch, reusing their own ords.
+def _merged(intervals: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    merged: list[tuple[int, int]] = []
+    for low, high in sorted(intervals):
+        if merged and low <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], high))
+        else:
+            merged.append((low, high))
+    return merged
 
-    No edge leaves a component, so giving its nodes a topological order over the same pool of ords
-    keeps every other node's ord valid. Only changed ords and marks are written.
+
+def reorder_intervals(tx: ManagedTransaction, against: Sequence[Edge]) -> None:
+    """Mend edges a -> b created against the order by ordering their ord intervals again from scratch.
+
+    For each (merged) interval [ord(b), ord(a)], every task/epic whose ord lies in it is ordered
+    from scratch over the interval's own ords, with the edges inside it. That is safe: an edge
+    entering the interval comes from an ord below it and one leaving it goes to an ord above it,
+    and every reassigned ord stays inside the interval. Only changed ords and marks are written.
     """
-    rows: list = []
-    remaining = sorted(set(ids))
-    while remaining:  # one walk per component
-        found = run(tx, "order/component", start=remaining[0])
-        rows += found
-        seen = {r["id"] for r in found}
-        remaining = [capsule_id for capsule_id in remaining if capsule_id not in seen]
-    id_of = {r["seq"]: r["id"] for r in rows}
-    current = {r["seq"]: r["ord"] for r in rows}
-    marked_now = {(r["seq"], target): marked for r in rows for target, marked in r["out"]}
-    ord_of, marked = from_scratch(current, marked_now, pool=current.values())
-    moved = [{"id": id_of[seq], "ord": value} for seq, value in ord_of.items() if current[seq] != value]
+    ords = _ords(tx, [end for edge in against for end in edge])
+    intervals = _merged([(ords[b], ords[a]) for a, b in against])
+    rows = run(tx, "order/interval", intervals=[list(interval) for interval in intervals])
+    moved: list[dict[str, Any]] = []
+    remarked: list[dict[str, Any]] = []
+    for low, high in intervals:
+        region = [r for r in rows if low <= r["ord"] <= high]
+        current = {r["seq"]: r["ord"] for r in region}
+        id_of = {r["seq"]: r["id"] for r in region}
+        marked_now = {(r["seq"], target): marked for r in region
+                      for target, target_ord, marked in r["out"] if low <= target_ord <= high}
+        ord_of, marked = from_scratch(current, marked_now, pool=current.values(), priority=current)
+        moved += [{"id": id_of[seq], "ord": value} for seq, value in ord_of.items() if current[seq] != value]
+        remarked += [{"from": a, "to": b, "marked": (a, b) in marked}
+                     for (a, b), was in marked_now.items() if was != ((a, b) in marked)]
     if moved:
         run(tx, "order/set_ords", rows=moved)
-    remarked = [{"from": a, "to": b, "marked": (a, b) in marked}
-                for (a, b), was in marked_now.items() if was != ((a, b) in marked)]
     if remarked:
         run(tx, "order/set_marks", edges=remarked)
 
@@ -109,7 +122,7 @@ def add_blocks(tx: ManagedTransaction, edges: Sequence[Edge]) -> dict[Edge, bool
         create(in_order, False)
     if len(against) > BATCH_REORDER_THRESHOLD:
         create(against, False)  # marks are set by the reorder
-        reorder_components(tx, [end for edge in against for end in edge])
+        reorder_intervals(tx, against)
         return existed
     for a, b in against:
         create([(a, b)], not _insert_against_order(tx, a, b))
