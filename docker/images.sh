@@ -77,7 +77,7 @@ neo4j() {
     cp docker/neo4j/* "$ctx/"
     cp -rl "$lib" "$ctx/lib" 2>/dev/null || cp -r "$lib" "$ctx/lib"  # hard links when on one file system
     say "building $tag (OpenJDK 17 from Debian + $(ls "$lib" | wc -l) jars)"
-    docker build --network host -q --build-arg BASE_IMAGE="$base_tag" -t "$tag" "$ctx" >/dev/null \
+    docker build --network host --force-rm -q --build-arg BASE_IMAGE="$base_tag" -t "$tag" "$ctx" >/dev/null \
         || die "the Neo4j image build failed (run: docker build --network host --build-arg BASE_IMAGE=$base_tag $ctx)"
     rm -rf "$ctx"
     say "Neo4j image $tag built in $((SECONDS - began)) s"
@@ -87,7 +87,7 @@ neo4j() {
 service() {
     local base_tag=$1 tag=graphsvc:local began=$SECONDS
     # docker's own layer cache makes the warm build fast (the dependency layer is keyed by pyproject.toml).
-    docker build --network host -q --build-arg BASE_IMAGE="$base_tag" -f docker/Dockerfile -t "$tag" . >/dev/null \
+    docker build --network host --force-rm -q --build-arg BASE_IMAGE="$base_tag" -f docker/Dockerfile -t "$tag" . >/dev/null \
         || die "the service image build failed (run: docker build --network host --build-arg BASE_IMAGE=$base_tag -f docker/Dockerfile .)"
     say "service image $tag built in $((SECONDS - began)) s (from $base_tag)"
     echo "$tag"
