@@ -20,6 +20,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+import yaml
 
 from tests.neo4j_containers import docker_answers, docker_required, free_port
 
@@ -47,8 +48,19 @@ def engine_has_bridge() -> bool:
         client.close()
 
 
+def escape_dollars(value):
+    """`config` prints values interpolated; `$` left in them were `$$` escapes and must stay literal."""
+    if isinstance(value, str):
+        return value.replace("$", "$$")
+    if isinstance(value, dict):
+        return {key: escape_dollars(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [escape_dollars(item) for item in value]
+    return value
+
+
 @pytest.fixture(scope="module")
-def stack():
+def stack(tmp_path_factory):
     if not docker_answers():
         message = f"no Docker engine answers at {os.environ.get('DOCKER_HOST', 'the default socket')}"
         if docker_required():
@@ -71,6 +83,20 @@ def stack():
                GRAPHSVC_API_TOKEN="")
     env.pop("NEO4J_URI", None)
     base = [*compose, "-p", project, *files]
+    if host_network:
+        # Compose merges compose.yaml + compose.host.yaml; the published `ports:` of compose.yaml are
+        # meaningless under host networking, but Compose v1 refuses the combination (v2 only warns)
+        # and an override cannot remove a list. So: compose's own merged, interpolated config, minus
+        # `ports` on host-network services, is what `up` runs.
+        merged = subprocess.run([*base, "config"], env=env, cwd=REPO, capture_output=True, text=True)
+        assert merged.returncode == 0, merged.stderr
+        config = yaml.safe_load(merged.stdout)
+        for service in config["services"].values():
+            if service.get("network_mode") == "host":
+                service.pop("ports", None)
+        effective = tmp_path_factory.mktemp("compose") / "compose.effective.yaml"
+        effective.write_text(yaml.safe_dump(escape_dollars(config), sort_keys=False))
+        base = [*compose, "-p", project, "-f", str(effective)]
 
     def run(*args: str, check: bool = True, timeout: float = 600) -> subprocess.CompletedProcess:
         done = subprocess.run([*base, *args], env=env, cwd=REPO, capture_output=True, text=True, timeout=timeout)
@@ -82,7 +108,10 @@ def stack():
     build = ["--no-build"] if os.environ.get("GRAPHSVC_SERVICE_IMAGE") else ["--build"]
     began = time.monotonic()
     try:
-        run("up", "-d", *build)
+        up = run("up", "-d", *build, check=False)
+        if up.returncode != 0:
+            raise AssertionError(f"compose up exited {up.returncode}:\n{up.stdout[-2000:]}\n{up.stderr[-2000:]}\n"
+                                 + run("logs", "--tail", "40", check=False).stdout)
         ids = {name: run("ps", "-q", name).stdout.strip() for name in ("neo4j", "graphsvc")}
         deadline = time.monotonic() + START_LIMIT
         health: dict[str, str] = {}
