@@ -26,6 +26,11 @@ say() { echo "[images] $*" >&2; }
 have() { docker image inspect "$1" >/dev/null 2>&1; }
 key() { sha256sum | cut -c1-12; }
 
+drop_older() {  # repository, tag to keep: untag superseded builds (their inputs changed), then dangling layers
+    docker image ls --format '{{.Repository}}:{{.Tag}}' "$1" | grep -vxF "$2" | xargs -r docker image rm >/dev/null 2>&1 || true
+    docker image prune -f >/dev/null 2>&1 || true
+}
+
 base() {
     local k tag
     k=$( { printf '%s\n' "$SUITE" "$MIRROR" "$BASE_INCLUDE" minbase; sed -n '/^base()/,/^}/p' "$0";
@@ -58,6 +63,7 @@ SRC
         -c 'CMD ["bash"]' -m "debootstrap $SUITE minbase +$BASE_INCLUDE" - "$tag" >/dev/null \
         || die "docker import of the base rootfs failed"
     rm -rf "$rootfs"
+    drop_older graphsvc-base "$tag"
     say "base image $tag built in $((SECONDS - began)) s"
     echo "$tag"
 }
@@ -80,6 +86,7 @@ neo4j() {
     docker build --network host --force-rm -q --build-arg BASE_IMAGE="$base_tag" -t "$tag" "$ctx" >/dev/null \
         || die "the Neo4j image build failed (run: docker build --network host --build-arg BASE_IMAGE=$base_tag $ctx)"
     rm -rf "$ctx"
+    drop_older graphsvc-neo4j "$tag"
     say "Neo4j image $tag built in $((SECONDS - began)) s"
     echo "$tag"
 }
