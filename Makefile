@@ -14,7 +14,7 @@ PORT ?= 8080
 GRAPHSVC_WORKERS ?= 1
 RUN_DIR := .run
 
-.PHONY: demo test up down venv bench chromium docker-up docker-down docker-images
+.PHONY: demo test up down venv bench chromium docker-up docker-down docker-images test-docker
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -42,6 +42,10 @@ test: $(STAMP) chromium
 # images built here. Use it from a shell with: eval "$$(docker/engine.sh env)"
 docker-up:
 	@docker/engine.sh up >/dev/null
+
+# Only the Docker steps of `make test` (engine, images, container-backed tests, compose test).
+test-docker: $(STAMP)
+	GRAPHSVC_SUITE_STEPS="2 3" tests/run_suite.sh
 
 docker-down:
 	docker/engine.sh down

@@ -53,7 +53,7 @@ SRC
     # image trusts what the host trusts, and pip uses the system bundle (not its own certifi copy).
     if ls /usr/local/share/ca-certificates/*.crt >/dev/null 2>&1; then
         cp /usr/local/share/ca-certificates/*.crt "$rootfs/usr/local/share/ca-certificates/"
-        chroot "$rootfs" update-ca-certificates >/dev/null || die "update-ca-certificates failed in the rootfs"
+        chroot "$rootfs" update-ca-certificates >/dev/null 2>&1 || die "update-ca-certificates failed in the rootfs"
         printf '[global]\ncert = /etc/ssl/certs/ca-certificates.crt\n' >"$rootfs/etc/pip.conf"
     fi
     printf 'APT::Install-Recommends "false";\nAPT::Install-Suggests "false";\n' >"$rootfs/etc/apt/apt.conf.d/90graphsvc"
@@ -83,8 +83,8 @@ neo4j() {
     cp docker/neo4j/* "$ctx/"
     cp -rl "$lib" "$ctx/lib" 2>/dev/null || cp -r "$lib" "$ctx/lib"  # hard links when on one file system
     say "building $tag (OpenJDK 17 from Debian + $(ls "$lib" | wc -l) jars)"
-    docker build --network host --force-rm -q --build-arg BASE_IMAGE="$base_tag" -t "$tag" "$ctx" >/dev/null \
-        || die "the Neo4j image build failed (run: docker build --network host --build-arg BASE_IMAGE=$base_tag $ctx)"
+    docker build --network host --force-rm --build-arg BASE_IMAGE="$base_tag" -t "$tag" "$ctx" >"$WORK/build-neo4j.log" 2>&1 \
+        || { tail -n 30 "$WORK/build-neo4j.log" >&2; die "the Neo4j image build failed (log above, $WORK/build-neo4j.log)"; }
     rm -rf "$ctx"
     drop_older graphsvc-neo4j "$tag"
     say "Neo4j image $tag built in $((SECONDS - began)) s"
@@ -94,8 +94,9 @@ neo4j() {
 service() {
     local base_tag=$1 tag=graphsvc:local began=$SECONDS
     # docker's own layer cache makes the warm build fast (the dependency layer is keyed by pyproject.toml).
-    docker build --network host --force-rm -q --build-arg BASE_IMAGE="$base_tag" -f docker/Dockerfile -t "$tag" . >/dev/null \
-        || die "the service image build failed (run: docker build --network host --build-arg BASE_IMAGE=$base_tag -f docker/Dockerfile .)"
+    docker build --network host --force-rm --build-arg BASE_IMAGE="$base_tag" -f docker/Dockerfile -t "$tag" . \
+        >"$WORK/build-service.log" 2>&1 \
+        || { tail -n 30 "$WORK/build-service.log" >&2; die "the service image build failed (log above, $WORK/build-service.log)"; }
     say "service image $tag built in $((SECONDS - began)) s (from $base_tag)"
     echo "$tag"
 }

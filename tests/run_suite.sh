@@ -32,10 +32,14 @@ pytest_step() {  # name, args...: exit code 5 (nothing collected) is not a failu
     [ $rc = 0 ] || { echo "== $name: FAILED (pytest exit $rc)" >&2; status=1; }
 }
 
+# GRAPHSVC_SUITE_STEPS="2 3" (`make test-docker`) runs only the Docker steps.
+steps=" ${GRAPHSVC_SUITE_STEPS:-1 2 3} "
 ignores=()
 for f in "${CONTAINER_TESTS[@]}"; do ignores+=(--ignore "$f"); done
-echo "== step 1/3: unit, integration (except the container-backed files) and e2e tests"
-pytest_step "local suite" $PY -m pytest -q "${ignores[@]}" --ignore tests/docker "$@"
+if [[ $steps == *" 1 "* ]]; then
+    echo "== step 1/3: unit, integration (except the container-backed files) and e2e tests"
+    pytest_step "local suite" $PY -m pytest -q "${ignores[@]}" --ignore tests/docker "$@"
+fi
 
 mode=${GRAPHSVC_DOCKER:-auto}
 if [ "$mode" = off ]; then
@@ -50,9 +54,10 @@ if [ "$mode" = auto ]; then
     fi
 fi
 
-export TESTCONTAINERS_RYUK_DISABLED=${TESTCONTAINERS_RYUK_DISABLED:-true}  # no registry for the ryuk image here
 export GRAPHSVC_REQUIRE_DOCKER=1
 if [ "$mode" = own ]; then
+    # No registry for testcontainers' reaper image here; the fixtures remove their containers themselves.
+    export TESTCONTAINERS_RYUK_DISABLED=${TESTCONTAINERS_RYUK_DISABLED:-true}
     began=$(clock)
     owned=$(docker/engine.sh up) || { echo "== the project's Docker engine did not start (see above)" >&2; exit 1; }
     note "engine start ($owned)" $(( $(clock) - began ))
@@ -69,10 +74,14 @@ else
     echo "== using the Docker engine at ${DOCKER_HOST:-the default socket} (official images unless GRAPHSVC_NEO4J_IMAGE is set)"
 fi
 
-echo "== step 2/3: store, bootstrap and outage tests against a testcontainers Neo4j"
-pytest_step "container-backed tests" env -u NEO4J_URI $PY -m pytest -q "${CONTAINER_TESTS[@]}" "$@"
-echo "== step 3/3: the compose stack"
-pytest_step "compose test" env -u NEO4J_URI $PY -m pytest -q -s tests/docker "$@"
+if [[ $steps == *" 2 "* ]]; then
+    echo "== step 2/3: store, bootstrap and outage tests against a testcontainers Neo4j"
+    pytest_step "container-backed tests" env -u NEO4J_URI $PY -m pytest -q "${CONTAINER_TESTS[@]}" "$@"
+fi
+if [[ $steps == *" 3 "* ]]; then
+    echo "== step 3/3: the compose stack"
+    pytest_step "compose test" env -u NEO4J_URI $PY -m pytest -q -s tests/docker "$@"
+fi
 
 echo "== timings"
 printf '  %s\n' "${timings[@]}"

@@ -25,7 +25,7 @@ import yaml
 from tests.neo4j_containers import docker_answers, docker_required, free_port
 
 REPO = Path(__file__).resolve().parents[2]
-START_LIMIT = 300.0  # seconds for both healthchecks on a loaded 2-core machine (a cold Neo4j plans slowly)
+START_LIMIT = 480.0  # seconds for both healthchecks on a loaded 2-core machine (a cold Neo4j plans slowly)
 
 
 def compose_command() -> list[str]:
