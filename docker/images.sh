@@ -97,6 +97,7 @@ service() {
     docker build --network host --force-rm --build-arg BASE_IMAGE="$base_tag" -f docker/Dockerfile -t "$tag" . \
         >"$WORK/build-service.log" 2>&1 \
         || { tail -n 30 "$WORK/build-service.log" >&2; die "the service image build failed (log above, $WORK/build-service.log)"; }
+    docker image prune -f >/dev/null 2>&1 || true  # the previous graphsvc:local, now untagged
     say "service image $tag built in $((SECONDS - began)) s (from $base_tag)"
     echo "$tag"
 }
