@@ -1,6 +1,7 @@
 # The two commands of the README:
 #   make demo   bring up the local Neo4j + the service with demo data, and show a real pack
-#   make test   run the whole test suite (starts and stops the Neo4j it needs)
+#   make test   run the whole test suite (starts and stops the Neo4j it needs, and the Docker engine
+#               of the container-backed and compose tests: tests/run_suite.sh)
 # Everything is installed by these targets: a Python venv (.venv) and the Neo4j jars
 # (fetched from Maven Central into ~/.cache/graphsvc on first use).
 
@@ -13,7 +14,7 @@ PORT ?= 8080
 GRAPHSVC_WORKERS ?= 1
 RUN_DIR := .run
 
-.PHONY: demo test up down venv bench chromium
+.PHONY: demo test up down venv bench chromium docker-up docker-down docker-images test-docker
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -34,7 +35,23 @@ chromium:
 	fi
 
 test: $(STAMP) chromium
-	$(BIN)/python -m pytest -q
+	tests/run_suite.sh
+
+# The project's own Docker engine (own socket /run/graphsvc-docker/docker.sock, own data root
+# ~/.cache/graphsvc/docker; installs docker.io, debootstrap and docker-compose when missing) and the
+# images built here. Use it from a shell with: eval "$$(docker/engine.sh env)"
+docker-up:
+	@docker/engine.sh up >/dev/null
+
+# Only the Docker steps of `make test` (engine, images, container-backed tests, compose test).
+test-docker: $(STAMP)
+	GRAPHSVC_SUITE_STEPS="2 3" tests/run_suite.sh
+
+docker-down:
+	docker/engine.sh down
+
+docker-images: $(STAMP)
+	@eval "$$(docker/engine.sh env)" && docker/images.sh all
 
 up: $(STAMP)
 	$(BIN)/graphsvc neo4j start

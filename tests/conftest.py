@@ -1,7 +1,11 @@
 """Where the tests find a real Neo4j, in this order (DEVELOPERS.md):
 
 1. `NEO4J_URI` (+ `NEO4J_USER` / `NEO4J_PASSWORD`) when set;
-2. else a testcontainers `Neo4jContainer("neo4j:5.26-community")` when a Docker engine answers;
+2. else a testcontainers `Neo4jContainer` when a Docker engine answers (at `DOCKER_HOST`, or the
+   default socket): the image is `GRAPHSVC_NEO4J_IMAGE` or the official `neo4j:5.26-community`
+   (tests/neo4j_containers.py; host networking on an engine without a bridge). An engine that
+   answers without the image is a failure, not a fallback; so is no engine at all when
+   `GRAPHSVC_REQUIRE_DOCKER=1` (`make test`'s container step);
 3. else the project's own local Neo4j, instance `test` (Bolt 7688, HTTP 7475), started here
    when it is not already running and stopped again at the end of the session.
 
@@ -27,19 +31,29 @@ class Neo4jTarget:
 
 
 def _docker_answers() -> bool:
-    try:
-        import docker  # shipped with testcontainers
+    from tests.neo4j_containers import docker_answers, docker_required
 
-        client = docker.from_env(timeout=3)
-        client.ping()
+    if docker_answers():
         return True
-    except Exception:
-        return False
+    if docker_required():
+        pytest.exit(f"GRAPHSVC_REQUIRE_DOCKER=1 but no Docker engine answers at "
+                    f"{os.environ.get('DOCKER_HOST', 'the default socket')} (start it: make docker-up)", returncode=3)
+    return False
+
+
+#: Which Neo4j this session used (printed in the terminal summary, so a CI log shows it).
+_USED: list[str] = []
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    if _USED:
+        terminalreporter.write_line(f"Neo4j for this session: {_USED[0]}")
 
 
 @pytest.fixture(scope="session")
 def neo4j_target() -> Iterator[Neo4jTarget]:
     if os.environ.get("NEO4J_URI"):
+        _USED.append(f"NEO4J_URI ({os.environ['NEO4J_URI']})")
         yield Neo4jTarget(
             uri=os.environ["NEO4J_URI"],
             user=os.environ.get("NEO4J_USER", "neo4j"),
@@ -49,21 +63,30 @@ def neo4j_target() -> Iterator[Neo4jTarget]:
         )
         return
     if _docker_answers():
-        from testcontainers.neo4j import Neo4jContainer
+        from tests.neo4j_containers import ContainerUnavailable, neo4j_container
 
-        with Neo4jContainer("neo4j:5.26-community") as container:
+        try:
+            container = neo4j_container()
+        except ContainerUnavailable as exc:
+            pytest.exit(f"testcontainers Neo4j: {exc}", returncode=3)
+        _USED.append(f"testcontainers, image {container.image} ({container.bolt_uri}, "
+                     f"{'host network' if container.host_network else 'published ports'})")
+        try:
             yield Neo4jTarget(
-                uri=container.get_connection_url(),
+                uri=container.bolt_uri,
                 user="neo4j",
                 password=container.password,
                 source="testcontainers",
-                http_url=f"http://{container.get_container_host_ip()}:{container.get_exposed_port(7474)}",
+                http_url=container.http_url,
             )
+        finally:
+            container.stop()
         return
     from graphsvc.neo4j_local import LocalNeo4j
 
     local = LocalNeo4j.named("test")
     started_here = local.start()
+    _USED.append(f"local instance '{local.instance}' ({local.bolt_uri})")
     try:
         yield Neo4jTarget(
             uri=local.bolt_uri,

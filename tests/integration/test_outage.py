@@ -1,9 +1,12 @@
 """Neo4j goes away under a running service: it answers 503 + Retry-After at once, never hangs,
 and serves again by itself when Neo4j is back (SPEC §6).
 
-This test owns a Neo4j of its own (local instance `outage-<pid>`, on free ports, removed at the
-end) because it stops and starts it; the shared test database is never touched. The service runs as a real `graphsvc serve`
-process, configured only through its documented environment variables.
+This test owns a Neo4j of its own because it stops, freezes and kills it; the shared test database
+is never touched. It follows the session's discovery (tests/conftest.py): without NEO4J_URI and with a
+Docker engine answering, a testcontainers Neo4j container (stopped and started with the Docker API,
+frozen with `docker pause`, killed with SIGKILL); otherwise the local instance `outage-<pid>`, on free
+ports, removed at the end. The service runs as a real `graphsvc serve` process, configured only
+through its documented environment variables.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ import httpx
 import pytest
 
 from graphsvc.neo4j_local import LocalNeo4j
+from tests.neo4j_containers import ContainerUnavailable, docker_answers, neo4j_container, wait_for_bolt
 
 TIMEOUT = 2.0  # GRAPHSVC_NEO4J_TIMEOUT: how long a request may wait for Neo4j
 QUERY_TIMEOUT = 5.0  # GRAPHSVC_QUERY_TIMEOUT: how long one transaction may run (the default)
@@ -40,35 +44,101 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-@pytest.fixture(scope="module")
-def neo4j() -> Iterator[LocalNeo4j]:
-    # A home of its own per run (the pid in the name): two suites running at once on one machine
-    # must not share a Neo4j home, or one starts (or stops) the other's server.
-    local = dataclasses.replace(
-        LocalNeo4j.named("outage"), instance=f"outage-{os.getpid()}",
-        bolt_port=free_port(), http_port=free_port(), heap="512m", pagecache="64m",
-    )
-    try:
-        local.start()
-        yield local
-    finally:
-        pid_file = local.home / "run" / "neo4j.pid"
+class LocalOutageNeo4j:
+    """The local server, driven through its launcher and signals."""
+
+    def __init__(self) -> None:
+        # A home of its own per run (the pid in the name): two suites running at once on one machine
+        # must not share a Neo4j home, or one starts (or stops) the other's server.
+        self.local = dataclasses.replace(
+            LocalNeo4j.named("outage"), instance=f"outage-{os.getpid()}",
+            bolt_port=free_port(), http_port=free_port(), heap="512m", pagecache="64m",
+        )
+        self.bolt_uri, self.password = self.local.bolt_uri, self.local.password
+
+    def start(self) -> None:  # returns once Bolt answers a query
+        self.local.start()
+
+    def stop(self) -> None:
+        self.local.stop()
+
+    def _pid(self) -> int:
+        return int((self.local.home / "run" / "neo4j.pid").read_text().strip())
+
+    def freeze(self) -> None:
+        os.kill(self._pid(), signal.SIGSTOP)
+
+    def thaw(self) -> None:
+        os.kill(self._pid(), signal.SIGCONT)
+
+    def kill(self) -> None:
+        os.kill(self._pid(), signal.SIGKILL)
+
+    def remove(self) -> None:
+        pid_file = self.local.home / "run" / "neo4j.pid"
         if pid_file.exists():  # in case a test left it frozen
             try:
                 os.kill(int(pid_file.read_text().strip()), signal.SIGCONT)
             except (ProcessLookupError, ValueError):
                 pass
-        if local.is_running():
-            local.stop()
-        shutil.rmtree(local.home, ignore_errors=True)
+        if self.local.is_running():
+            self.local.stop()
+        shutil.rmtree(self.local.home, ignore_errors=True)
 
 
-def neo4j_pid(local: LocalNeo4j) -> int:
-    return int((local.home / "run" / "neo4j.pid").read_text().strip())
+class ContainerOutageNeo4j:
+    """A testcontainers Neo4j container, driven through the Docker API (its data survives a stop)."""
+
+    def __init__(self) -> None:
+        self.container = None
+
+    def start(self) -> None:  # returns once Bolt answers a query
+        if self.container is None:
+            self.container = neo4j_container(heap="512m", pagecache="64m")
+            self.bolt_uri, self.password = self.container.bolt_uri, self.container.password
+        else:
+            self.container.get_wrapped_container().start()
+        wait_for_bolt(self.bolt_uri, self.password, timeout=180)
+
+    def stop(self) -> None:
+        self.container.get_wrapped_container().stop(timeout=30)
+
+    def freeze(self) -> None:
+        self.container.get_wrapped_container().pause()
+
+    def thaw(self) -> None:
+        self.container.get_wrapped_container().unpause()
+
+    def kill(self) -> None:
+        self.container.get_wrapped_container().kill(signal="SIGKILL")
+
+    def remove(self) -> None:
+        if self.container is not None:
+            wrapped = self.container.get_wrapped_container()
+            wrapped.reload()
+            if wrapped.status == "paused":
+                wrapped.unpause()
+            self.container.stop()
 
 
 @pytest.fixture(scope="module")
-def service(neo4j: LocalNeo4j) -> Iterator[httpx.Client]:
+def neo4j():
+    if not os.environ.get("NEO4J_URI") and docker_answers():
+        server = ContainerOutageNeo4j()
+    else:
+        server = LocalOutageNeo4j()
+    try:
+        try:
+            server.start()
+        except ContainerUnavailable as exc:
+            pytest.fail(f"the outage test's Neo4j container: {exc}")
+        yield server
+    finally:
+        server.remove()
+
+
+@pytest.fixture(scope="module")
+def service(neo4j) -> Iterator[httpx.Client]:
     port = free_port()
     env = dict(os.environ)
     env.update(
@@ -185,14 +255,13 @@ def test_frozen_neo4j_gives_fast_503_instead_of_a_hang(neo4j, service, capsys):
     clients: the TCP connect succeeds, then nothing. The service must still answer within the deadline."""
     before = service.get("/readyz")
     assert before.status_code == 200, before.text
-    pid = neo4j_pid(neo4j)
-    os.kill(pid, signal.SIGSTOP)
+    neo4j.freeze()  # SIGSTOP (local) or the cgroup freezer (docker pause)
     try:
         # A frozen server enforces no transaction timeout: the service's own wall-clock bound
         # (connection + query timeout) answers for it.
         elapsed = assert_unavailable_fast(service, deadline=BOUND + BOUND_SLACK)
     finally:
-        os.kill(pid, signal.SIGCONT)
+        neo4j.thaw()
     recovery = wait_until_ready(service)
     began = time.monotonic()
     response = until_ok(service, "POST", "/v1/memory_bootstrap", {"project_id": "outage"})
@@ -258,7 +327,7 @@ def test_kill_9_under_load_loses_no_acknowledged_write_and_no_wait_passes_the_bo
     try:
         time.sleep(KILL_AT)
         killed_at = time.monotonic()
-        os.kill(neo4j_pid(neo4j), signal.SIGKILL)
+        neo4j.kill()
         time.sleep(RESTART_AFTER)
         neo4j.start()  # returns once Bolt answers a query
         answered_at = time.monotonic()
