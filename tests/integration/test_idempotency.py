@@ -84,6 +84,8 @@ def test_a_retried_ingest_returns_the_first_ids_and_writes_nothing(client, db):
         again = client.post("/v1/capsules", json={"items": [FACT, FACT]}, headers=keyed("k-1"))
         assert again.status_code == 201 and again.content == first.content
         assert again.headers["idempotent-replayed"] == "true"
+        # the retrying caller lost the first answer: the replay still hands it a bookmark to read its write
+        assert again.headers["graphsvc-bookmark"].startswith("v1.")
     assert capsules(db) == 2 and counter(db) == 2  # not even an id was burnt by the retries
     # key order and whitespace are not part of the request: the canonical body is
     same = client.post("/v1/capsules", content=b'{"items": [{"content": "the fact", "kind": "fact", "project_id": "p"},'
