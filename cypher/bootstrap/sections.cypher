@@ -32,6 +32,8 @@ CALL () {
   RETURN count(c) AS constraints_total
 }
 CALL () {
+  // A fence: its project index seek (the unfenced branch below does the rest).
+  UNWIND CASE WHEN $project_id IS NULL AND $project_prefix IS NULL THEN [] ELSE [true] END AS fenced
   MATCH (c:Constraint) USING INDEX c:Constraint(project_id)
   WHERE c.project_id STARTS WITH coalesce($project_id, $project_prefix, '')
     AND ($project_id IS NULL OR c.project_id = $project_id)
@@ -44,7 +46,34 @@ CALL () {
                   c.seq ASC
   LIMIT $top_constraints
   RETURN collect(c {.id, .project_id, .headline, .content, .tier, superseded: false,
-                    updated_us: c.updated_at.epochSeconds * 1000000 + c.updated_at.microsecond}) AS constraints
+                    updated_us: c.updated_at.epochSeconds * 1000000 + c.updated_at.microsecond}) AS fenced_constraints
+}
+CALL () {
+  // No fence: the decay order read from the Constraint(updated_at) index (see the header).
+  UNWIND CASE WHEN $project_id IS NULL AND $project_prefix IS NULL THEN [true] ELSE [] END AS unfenced
+  CALL () {
+    MATCH (c:Constraint) USING INDEX c:Constraint(updated_at)
+    WHERE c.updated_at < $now AND c.tier = 'active' AND c.tombstoned_at IS NULL AND c.superseded = false AND (c.valid_to IS NULL OR c.valid_to > $now)
+    WITH c ORDER BY c.updated_at DESC LIMIT $top_constraints
+    RETURN min(datetime.truncate('microsecond', c.updated_at)) AS floor
+  }
+  CALL (floor) {
+    MATCH (c:Constraint) USING INDEX c:Constraint(updated_at)
+    WHERE c.updated_at >= coalesce(floor, $now) AND c.tier = 'active' AND c.tombstoned_at IS NULL AND c.superseded = false AND (c.valid_to IS NULL OR c.valid_to > $now)
+    RETURN c
+    UNION
+    UNWIND CASE WHEN size($tokens) > 0 THEN [true] ELSE [] END AS with_terms
+    CALL db.index.fulltext.queryNodes('constraint_tokens', $token_query) YIELD node AS c
+    WHERE c.tier = 'active' AND c.tombstoned_at IS NULL AND c.superseded = false AND (c.valid_to IS NULL OR c.valid_to > $now)
+    RETURN c
+  }
+  WITH c ORDER BY size([ts IN $term_sets WHERE all(t IN ts WHERE t IN c.tokens)]) DESC,
+                  size([t IN $tokens WHERE t IN c.tokens]) DESC,
+                  CASE WHEN c.updated_at > $now THEN $now ELSE datetime.truncate('microsecond', c.updated_at) END DESC,
+                  c.seq ASC
+  LIMIT $top_constraints
+  RETURN collect(c {.id, .project_id, .headline, .content, .tier, superseded: false,
+                    updated_us: c.updated_at.epochSeconds * 1000000 + c.updated_at.microsecond}) AS unfenced_constraints
 }
 CALL () {
   MATCH (c:Decision) USING INDEX c:Decision(project_id)
@@ -56,6 +85,8 @@ CALL () {
   RETURN count(c) AS decisions_total
 }
 CALL () {
+  // A fence: its project index seek (the unfenced branch below does the rest).
+  UNWIND CASE WHEN $project_id IS NULL AND $project_prefix IS NULL THEN [] ELSE [true] END AS fenced
   MATCH (c:Decision) USING INDEX c:Decision(project_id)
   WHERE c.project_id STARTS WITH coalesce($project_id, $project_prefix, '')
     AND ($project_id IS NULL OR c.project_id = $project_id)
@@ -68,7 +99,34 @@ CALL () {
                   c.seq ASC
   LIMIT $top_section
   RETURN collect(c {.id, .project_id, .headline, .content, .tier, superseded: false,
-                    updated_us: c.updated_at.epochSeconds * 1000000 + c.updated_at.microsecond}) AS decisions
+                    updated_us: c.updated_at.epochSeconds * 1000000 + c.updated_at.microsecond}) AS fenced_decisions
+}
+CALL () {
+  // No fence: the decay order read from the Decision(updated_at) index (see the header).
+  UNWIND CASE WHEN $project_id IS NULL AND $project_prefix IS NULL THEN [true] ELSE [] END AS unfenced
+  CALL () {
+    MATCH (c:Decision) USING INDEX c:Decision(updated_at)
+    WHERE c.updated_at < $now AND c.tombstoned_at IS NULL AND c.superseded = false AND (c.valid_to IS NULL OR c.valid_to > $now)
+    WITH c ORDER BY c.updated_at DESC LIMIT $top_section
+    RETURN min(datetime.truncate('microsecond', c.updated_at)) AS floor
+  }
+  CALL (floor) {
+    MATCH (c:Decision) USING INDEX c:Decision(updated_at)
+    WHERE c.updated_at >= coalesce(floor, $now) AND c.tombstoned_at IS NULL AND c.superseded = false AND (c.valid_to IS NULL OR c.valid_to > $now)
+    RETURN c
+    UNION
+    UNWIND CASE WHEN size($tokens) > 0 THEN [true] ELSE [] END AS with_terms
+    CALL db.index.fulltext.queryNodes('decision_tokens', $token_query) YIELD node AS c
+    WHERE c.tombstoned_at IS NULL AND c.superseded = false AND (c.valid_to IS NULL OR c.valid_to > $now)
+    RETURN c
+  }
+  WITH c ORDER BY size([ts IN $term_sets WHERE all(t IN ts WHERE t IN c.tokens)]) DESC,
+                  size([t IN $tokens WHERE t IN c.tokens]) DESC,
+                  CASE WHEN c.updated_at > $now THEN $now ELSE datetime.truncate('microsecond', c.updated_at) END DESC,
+                  c.seq ASC
+  LIMIT $top_section
+  RETURN collect(c {.id, .project_id, .headline, .content, .tier, superseded: false,
+                    updated_us: c.updated_at.epochSeconds * 1000000 + c.updated_at.microsecond}) AS unfenced_decisions
 }
 CALL () {
   // Stale and superseded traps stay: each row carries its own tier and superseded marker.
@@ -80,6 +138,8 @@ CALL () {
   RETURN count(c) AS traps_total
 }
 CALL () {
+  // A fence: its project index seek (the unfenced branch below does the rest).
+  UNWIND CASE WHEN $project_id IS NULL AND $project_prefix IS NULL THEN [] ELSE [true] END AS fenced
   MATCH (c:FailurePattern) USING INDEX c:FailurePattern(project_id)
   WHERE c.project_id STARTS WITH coalesce($project_id, $project_prefix, '')
     AND ($project_id IS NULL OR c.project_id = $project_id)
@@ -91,7 +151,34 @@ CALL () {
                   c.seq ASC
   LIMIT $top_section
   RETURN collect(c {.id, .project_id, .headline, .content, .tier, superseded: c.superseded,
-                    updated_us: c.updated_at.epochSeconds * 1000000 + c.updated_at.microsecond}) AS traps
+                    updated_us: c.updated_at.epochSeconds * 1000000 + c.updated_at.microsecond}) AS fenced_traps
+}
+CALL () {
+  // No fence: the decay order read from the FailurePattern(updated_at) index (see the header).
+  UNWIND CASE WHEN $project_id IS NULL AND $project_prefix IS NULL THEN [true] ELSE [] END AS unfenced
+  CALL () {
+    MATCH (c:FailurePattern) USING INDEX c:FailurePattern(updated_at)
+    WHERE c.updated_at < $now AND c.tombstoned_at IS NULL
+    WITH c ORDER BY c.updated_at DESC LIMIT $top_section
+    RETURN min(datetime.truncate('microsecond', c.updated_at)) AS floor
+  }
+  CALL (floor) {
+    MATCH (c:FailurePattern) USING INDEX c:FailurePattern(updated_at)
+    WHERE c.updated_at >= coalesce(floor, $now) AND c.tombstoned_at IS NULL
+    RETURN c
+    UNION
+    UNWIND CASE WHEN size($tokens) > 0 THEN [true] ELSE [] END AS with_terms
+    CALL db.index.fulltext.queryNodes('failure_pattern_tokens', $token_query) YIELD node AS c
+    WHERE c.tombstoned_at IS NULL
+    RETURN c
+  }
+  WITH c ORDER BY size([ts IN $term_sets WHERE all(t IN ts WHERE t IN c.tokens)]) DESC,
+                  size([t IN $tokens WHERE t IN c.tokens]) DESC,
+                  CASE WHEN c.updated_at > $now THEN $now ELSE datetime.truncate('microsecond', c.updated_at) END DESC,
+                  c.seq ASC
+  LIMIT $top_section
+  RETURN collect(c {.id, .project_id, .headline, .content, .tier, superseded: c.superseded,
+                    updated_us: c.updated_at.epochSeconds * 1000000 + c.updated_at.microsecond}) AS unfenced_traps
 }
 CALL () {
   // SPEC §3 ready: maintained on write (open, live, unblocked); expiry is the request clock's.
@@ -104,6 +191,8 @@ CALL () {
   RETURN count(t) AS ready_total
 }
 CALL () {
+  // A fence: its project index seek (the unfenced branch below does the rest).
+  UNWIND CASE WHEN $project_id IS NULL AND $project_prefix IS NULL THEN [] ELSE [true] END AS fenced
   MATCH (t:Capsule) USING INDEX t:Capsule(ready, project_id)
   WHERE t.ready = true
     AND t.project_id STARTS WITH coalesce($project_id, $project_prefix, '')
@@ -116,7 +205,34 @@ CALL () {
                   t.seq ASC
   LIMIT $top_ready
   RETURN collect(t {.id, .project_id, .headline, .content, .tier, superseded: false,
-                    updated_us: t.updated_at.epochSeconds * 1000000 + t.updated_at.microsecond}) AS ready
+                    updated_us: t.updated_at.epochSeconds * 1000000 + t.updated_at.microsecond}) AS fenced_ready
+}
+CALL () {
+  // No fence: the decay order read from the Capsule(ready, updated_at) index (see the header).
+  UNWIND CASE WHEN $project_id IS NULL AND $project_prefix IS NULL THEN [true] ELSE [] END AS unfenced
+  CALL () {
+    MATCH (c:Capsule) USING INDEX c:Capsule(ready, updated_at)
+    WHERE c.ready = true AND c.updated_at < $now AND (c.valid_to IS NULL OR c.valid_to > $now)
+    WITH c ORDER BY c.updated_at DESC LIMIT $top_ready
+    RETURN min(datetime.truncate('microsecond', c.updated_at)) AS floor
+  }
+  CALL (floor) {
+    MATCH (c:Capsule) USING INDEX c:Capsule(ready, updated_at)
+    WHERE c.ready = true AND c.updated_at >= coalesce(floor, $now) AND (c.valid_to IS NULL OR c.valid_to > $now)
+    RETURN c
+    UNION
+    UNWIND CASE WHEN size($tokens) > 0 THEN [true] ELSE [] END AS with_terms
+    CALL db.index.fulltext.queryNodes('task_tokens', $token_query) YIELD node AS c
+    WHERE c.ready = true AND (c.valid_to IS NULL OR c.valid_to > $now)
+    RETURN c
+  }
+  WITH c ORDER BY size([ts IN $term_sets WHERE all(t IN ts WHERE t IN c.tokens)]) DESC,
+                  size([t IN $tokens WHERE t IN c.tokens]) DESC,
+                  CASE WHEN c.updated_at > $now THEN $now ELSE datetime.truncate('microsecond', c.updated_at) END DESC,
+                  c.seq ASC
+  LIMIT $top_ready
+  RETURN collect(c {.id, .project_id, .headline, .content, .tier, superseded: false,
+                    updated_us: c.updated_at.epochSeconds * 1000000 + c.updated_at.microsecond}) AS unfenced_ready
 }
 CALL () {
   // Fail closed (SPEC §3): a live cycle in the fence must contain a live, fenced BLOCKS edge marked
@@ -148,5 +264,5 @@ CALL (loop_edges) {
   WHERE size(live_sources) > 0
   RETURN collect([t.seq, live_sources]) AS live_blocked_by
 }
-RETURN constraints, constraints_total, ready, ready_total, loop_edges, live_blocked_by,
-       decisions, decisions_total, traps, traps_total
+RETURN fenced_constraints + unfenced_constraints AS constraints, constraints_total, fenced_ready + unfenced_ready AS ready, ready_total, loop_edges, live_blocked_by,
+       fenced_decisions + unfenced_decisions AS decisions, decisions_total, fenced_traps + unfenced_traps AS traps, traps_total

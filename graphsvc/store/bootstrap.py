@@ -56,8 +56,19 @@ def pack_request(request: BootstrapRequest) -> PackRequest:
 def term_parameters(terms: Iterable[str]) -> dict[str, Any]:
     """The request's terms as the statement ranks with them: each term's token set, and all distinct tokens."""
     token_sets = term_token_sets(list(terms))
-    return {"term_sets": [sorted(tokens) for tokens in token_sets],
-            "tokens": sorted(frozenset().union(*token_sets))}
+    tokens = sorted(frozenset().union(*token_sets))
+    return {"term_sets": [sorted(tokens) for tokens in token_sets], "tokens": tokens,
+            "token_query": token_query(tokens)}
+
+
+def token_query(tokens: Iterable[str]) -> str:
+    """The Lucene query finding, through the `*_tokens` full-text indexes, every capsule holding any of the tokens.
+
+    Each token is one quoted term (a phrase only where the whitespace analyzer splits a token past
+    255 characters, as it split the indexed value), OR'ed. Folded tokens are letters and digits,
+    but quotes and backslashes are escaped all the same. "" (no terms) is never sent to the index.
+    """
+    return " OR ".join('"' + t.replace("\\", "\\\\").replace('"', '\\"') + '"' for t in tokens)
 
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
