@@ -23,7 +23,7 @@
 // updated_at travels as integer microseconds since the epoch (`updated_us`): decoding driver DateTime
 // values cost ~70 µs each in Python.
 CALL () {
-  MATCH (c:Constraint) USING INDEX c:Constraint(project_id)
+  MATCH (c:Constraint) USING INDEX SEEK c:Constraint(project_id)
   WHERE c.project_id STARTS WITH coalesce($project_id, $project_prefix, '')
     AND ($project_id IS NULL OR c.project_id = $project_id)
     AND ($project_prefix IS NULL OR c.project_id = $project_prefix OR c.project_id STARTS WITH $project_prefix + '/')
@@ -34,7 +34,7 @@ CALL () {
 CALL () {
   // A fence: its project index seek (the unfenced branch below does the rest).
   UNWIND CASE WHEN $project_id IS NULL AND $project_prefix IS NULL THEN [] ELSE [true] END AS fenced
-  MATCH (c:Constraint) USING INDEX c:Constraint(project_id)
+  MATCH (c:Constraint) USING INDEX SEEK c:Constraint(project_id)
   WHERE c.project_id STARTS WITH coalesce($project_id, $project_prefix, '')
     AND ($project_id IS NULL OR c.project_id = $project_id)
     AND ($project_prefix IS NULL OR c.project_id = $project_prefix OR c.project_id STARTS WITH $project_prefix + '/')
@@ -52,13 +52,13 @@ CALL () {
   // No fence: the decay order read from the Constraint(updated_at) index (see the header).
   UNWIND CASE WHEN $project_id IS NULL AND $project_prefix IS NULL THEN [true] ELSE [] END AS unfenced
   CALL () {
-    MATCH (c:Constraint) USING INDEX c:Constraint(updated_at)
+    MATCH (c:Constraint) USING INDEX SEEK c:Constraint(updated_at)
     WHERE c.updated_at < $now AND c.tier = 'active' AND c.tombstoned_at IS NULL AND c.superseded = false AND (c.valid_to IS NULL OR c.valid_to > $now)
     WITH c ORDER BY c.updated_at DESC LIMIT $top_constraints
     RETURN min(datetime.truncate('microsecond', c.updated_at)) AS floor
   }
   CALL (floor) {
-    MATCH (c:Constraint) USING INDEX c:Constraint(updated_at)
+    MATCH (c:Constraint) USING INDEX SEEK c:Constraint(updated_at)
     WHERE c.updated_at >= coalesce(floor, $now) AND c.tier = 'active' AND c.tombstoned_at IS NULL AND c.superseded = false AND (c.valid_to IS NULL OR c.valid_to > $now)
     RETURN c
     UNION
@@ -76,7 +76,7 @@ CALL () {
                     updated_us: c.updated_at.epochSeconds * 1000000 + c.updated_at.microsecond}) AS unfenced_constraints
 }
 CALL () {
-  MATCH (c:Decision) USING INDEX c:Decision(project_id)
+  MATCH (c:Decision) USING INDEX SEEK c:Decision(project_id)
   WHERE c.project_id STARTS WITH coalesce($project_id, $project_prefix, '')
     AND ($project_id IS NULL OR c.project_id = $project_id)
     AND ($project_prefix IS NULL OR c.project_id = $project_prefix OR c.project_id STARTS WITH $project_prefix + '/')
@@ -87,7 +87,7 @@ CALL () {
 CALL () {
   // A fence: its project index seek (the unfenced branch below does the rest).
   UNWIND CASE WHEN $project_id IS NULL AND $project_prefix IS NULL THEN [] ELSE [true] END AS fenced
-  MATCH (c:Decision) USING INDEX c:Decision(project_id)
+  MATCH (c:Decision) USING INDEX SEEK c:Decision(project_id)
   WHERE c.project_id STARTS WITH coalesce($project_id, $project_prefix, '')
     AND ($project_id IS NULL OR c.project_id = $project_id)
     AND ($project_prefix IS NULL OR c.project_id = $project_prefix OR c.project_id STARTS WITH $project_prefix + '/')
@@ -105,13 +105,13 @@ CALL () {
   // No fence: the decay order read from the Decision(updated_at) index (see the header).
   UNWIND CASE WHEN $project_id IS NULL AND $project_prefix IS NULL THEN [true] ELSE [] END AS unfenced
   CALL () {
-    MATCH (c:Decision) USING INDEX c:Decision(updated_at)
+    MATCH (c:Decision) USING INDEX SEEK c:Decision(updated_at)
     WHERE c.updated_at < $now AND c.tombstoned_at IS NULL AND c.superseded = false AND (c.valid_to IS NULL OR c.valid_to > $now)
     WITH c ORDER BY c.updated_at DESC LIMIT $top_section
     RETURN min(datetime.truncate('microsecond', c.updated_at)) AS floor
   }
   CALL (floor) {
-    MATCH (c:Decision) USING INDEX c:Decision(updated_at)
+    MATCH (c:Decision) USING INDEX SEEK c:Decision(updated_at)
     WHERE c.updated_at >= coalesce(floor, $now) AND c.tombstoned_at IS NULL AND c.superseded = false AND (c.valid_to IS NULL OR c.valid_to > $now)
     RETURN c
     UNION
@@ -130,7 +130,7 @@ CALL () {
 }
 CALL () {
   // Stale and superseded traps stay: each row carries its own tier and superseded marker.
-  MATCH (c:FailurePattern) USING INDEX c:FailurePattern(project_id)
+  MATCH (c:FailurePattern) USING INDEX SEEK c:FailurePattern(project_id)
   WHERE c.project_id STARTS WITH coalesce($project_id, $project_prefix, '')
     AND ($project_id IS NULL OR c.project_id = $project_id)
     AND ($project_prefix IS NULL OR c.project_id = $project_prefix OR c.project_id STARTS WITH $project_prefix + '/')
@@ -140,7 +140,7 @@ CALL () {
 CALL () {
   // A fence: its project index seek (the unfenced branch below does the rest).
   UNWIND CASE WHEN $project_id IS NULL AND $project_prefix IS NULL THEN [] ELSE [true] END AS fenced
-  MATCH (c:FailurePattern) USING INDEX c:FailurePattern(project_id)
+  MATCH (c:FailurePattern) USING INDEX SEEK c:FailurePattern(project_id)
   WHERE c.project_id STARTS WITH coalesce($project_id, $project_prefix, '')
     AND ($project_id IS NULL OR c.project_id = $project_id)
     AND ($project_prefix IS NULL OR c.project_id = $project_prefix OR c.project_id STARTS WITH $project_prefix + '/')
@@ -157,13 +157,13 @@ CALL () {
   // No fence: the decay order read from the FailurePattern(updated_at) index (see the header).
   UNWIND CASE WHEN $project_id IS NULL AND $project_prefix IS NULL THEN [true] ELSE [] END AS unfenced
   CALL () {
-    MATCH (c:FailurePattern) USING INDEX c:FailurePattern(updated_at)
+    MATCH (c:FailurePattern) USING INDEX SEEK c:FailurePattern(updated_at)
     WHERE c.updated_at < $now AND c.tombstoned_at IS NULL
     WITH c ORDER BY c.updated_at DESC LIMIT $top_section
     RETURN min(datetime.truncate('microsecond', c.updated_at)) AS floor
   }
   CALL (floor) {
-    MATCH (c:FailurePattern) USING INDEX c:FailurePattern(updated_at)
+    MATCH (c:FailurePattern) USING INDEX SEEK c:FailurePattern(updated_at)
     WHERE c.updated_at >= coalesce(floor, $now) AND c.tombstoned_at IS NULL
     RETURN c
     UNION
@@ -182,7 +182,7 @@ CALL () {
 }
 CALL () {
   // SPEC §3 ready: maintained on write (open, live, unblocked); expiry is the request clock's.
-  MATCH (t:Capsule) USING INDEX t:Capsule(ready, project_id)
+  MATCH (t:Capsule) USING INDEX SEEK t:Capsule(ready, project_id)
   WHERE t.ready = true
     AND t.project_id STARTS WITH coalesce($project_id, $project_prefix, '')
     AND ($project_id IS NULL OR t.project_id = $project_id)
@@ -193,7 +193,7 @@ CALL () {
 CALL () {
   // A fence: its project index seek (the unfenced branch below does the rest).
   UNWIND CASE WHEN $project_id IS NULL AND $project_prefix IS NULL THEN [] ELSE [true] END AS fenced
-  MATCH (t:Capsule) USING INDEX t:Capsule(ready, project_id)
+  MATCH (t:Capsule) USING INDEX SEEK t:Capsule(ready, project_id)
   WHERE t.ready = true
     AND t.project_id STARTS WITH coalesce($project_id, $project_prefix, '')
     AND ($project_id IS NULL OR t.project_id = $project_id)
@@ -211,13 +211,13 @@ CALL () {
   // No fence: the decay order read from the Capsule(ready, updated_at) index (see the header).
   UNWIND CASE WHEN $project_id IS NULL AND $project_prefix IS NULL THEN [true] ELSE [] END AS unfenced
   CALL () {
-    MATCH (c:Capsule) USING INDEX c:Capsule(ready, updated_at)
+    MATCH (c:Capsule) USING INDEX SEEK c:Capsule(ready, updated_at)
     WHERE c.ready = true AND c.updated_at < $now AND (c.valid_to IS NULL OR c.valid_to > $now)
     WITH c ORDER BY c.updated_at DESC LIMIT $top_ready
     RETURN min(datetime.truncate('microsecond', c.updated_at)) AS floor
   }
   CALL (floor) {
-    MATCH (c:Capsule) USING INDEX c:Capsule(ready, updated_at)
+    MATCH (c:Capsule) USING INDEX SEEK c:Capsule(ready, updated_at)
     WHERE c.ready = true AND c.updated_at >= coalesce(floor, $now) AND (c.valid_to IS NULL OR c.valid_to > $now)
     RETURN c
     UNION
@@ -237,7 +237,7 @@ CALL () {
 CALL () {
   // Fail closed (SPEC §3): a live cycle in the fence must contain a live, fenced BLOCKS edge marked
   // `closes_loop`. Live = open, not tombstoned, not superseded.
-  OPTIONAL MATCH (a:Capsule)-[r:BLOCKS {closes_loop: true}]->(b:Capsule) USING INDEX r:BLOCKS(closes_loop)
+  OPTIONAL MATCH (a:Capsule)-[r:BLOCKS {closes_loop: true}]->(b:Capsule) USING INDEX SEEK r:BLOCKS(closes_loop)
   WHERE a.status = 'open' AND a.tombstoned_at IS NULL AND a.superseded = false
     AND b.status = 'open' AND b.tombstoned_at IS NULL AND b.superseded = false
     AND ($project_id IS NULL OR (a.project_id = $project_id AND b.project_id = $project_id))
@@ -248,7 +248,7 @@ CALL () {
 CALL (loop_edges) {
   // Only then: the fence's live edges as [target seq, [live source seqs]] for graphsvc.core.cycles.
   UNWIND CASE WHEN loop_edges > 0 THEN [true] ELSE [] END AS search
-  MATCH (t:Capsule) USING INDEX t:Capsule(status, project_id)
+  MATCH (t:Capsule) USING INDEX SEEK t:Capsule(status, project_id)
   WHERE t.status = 'open'
     AND t.project_id STARTS WITH coalesce($project_id, $project_prefix, '')
     AND ($project_id IS NULL OR t.project_id = $project_id)

@@ -57,6 +57,17 @@ def test_every_section_seeks_an_index_and_no_path_is_enumerated(db):
         live = [d for op, d in leaves if op == "NodeIndexSeek" and "Capsule(status, project_id)" in d]
         assert len(kinds) == 6, leaves  # constraints, decisions, traps: each its total and its ranked rows
         assert len(ready) == 2 and loops and live, leaves  # ready by its maintained index; "no cycle" by loop edges
-        assert all(op == "Argument" or d in kinds + ready + loops + live for op, d in leaves), leaves
+        # With no fence the ranked sections read the decay order from an updated_at index (the k-th
+        # freshest row, then every row from its microsecond on) and, with terms, the rows holding a
+        # term token from a full-text index over the maintained `tokens`.
+        decay = [d for op, d in leaves if op.startswith("NodeIndexSeek")
+                 and any(f"c:{index})" in d for index in ("Constraint(updated_at", "Decision(updated_at",
+                                                          "FailurePattern(updated_at", "Capsule(ready, updated_at"))]
+        covering = [d for op, d in leaves if op == "ProcedureCall" and "db.index.fulltext.queryNodes" in d]
+        assert len(decay) == 8, leaves  # each ranked section: its floor, then the rows from the floor on
+        # A section's fenced and unfenced branches start from the one-row guard choosing between them.
+        guards = [d for op, d in leaves if op == "Unwind" and "$project_id IS NULL AND $project_prefix IS NULL" in d]
+        assert all(op == "Argument" or d in kinds + ready + loops + live + decay + covering + guards
+                   for op, d in leaves), leaves
         assert not {"NodeByLabelScan", "AllNodesScan"} & set(ops), ops
         assert not [op for op in ops if op.startswith(PATH_OPERATORS)], ops
