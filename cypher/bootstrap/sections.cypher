@@ -10,6 +10,13 @@
 //     updated_at desc (clamped to the request clock, truncated to microseconds like the driver's
 //     datetime), seq asc; so at most the rows a section can show travel. Python ranks them again
 //     (same key) and fills the budget. Totals are exact counts.
+//   * with NO fence a ranked section does not sort the store: its "floor" is the truncated updated_at
+//     of the k-th freshest live row before $now, read in order from the kind's updated_at index;
+//     the rows from the floor on (all rows updated at/after $now rank as $now, so they are in) hold
+//     the terms-free top k with its boundary ties whole. With terms, the only rows that can rank
+//     above those are the ones holding a term token, found through the kind's full-text `tokens`
+//     index ($token_query: the tokens quoted and OR'ed). The union is ranked with the full key.
+//     With a fence, the fence's project_id seek does it. One UNWIND guard per branch picks it.
 //
 // Parameters:
 //   $project_id, $project_prefix  SPEC §2 fences; null = no fence (both given = AND). The extra
@@ -17,6 +24,7 @@
 //                                 seek the index by prefix instead of scanning every capsule.
 //   $now                          the request clock (expired = valid_to <= $now)
 //   $tokens, $term_sets           the request's distinct term tokens and each term's token set ([] without terms)
+//   $token_query                  the Lucene query for any of $tokens (graphsvc.store.bootstrap.token_query)
 //   $top_ready, $top_section      rows the ready section (next action + cap) and decisions/traps can show
 //   $top_constraints              constraints the token budget could possibly hold (never count-capped)
 // The index hints pin the plan whatever the statistics say (tests/integration/test_bootstrap_plan.py).

@@ -14,6 +14,11 @@ trip, one consistent read). Since schema v2 it reads what the writes maintain
 
 * Ready tasks are sought through the (ready, project_id) index: blocked tasks are never visited.
 
+* With no fence, no section sorts the store: the decay order comes from `updated_at` range indexes
+  read in order up to the section's cap (plus the boundary's ties), and with terms the rows holding
+  a term token come from full-text indexes over the stored `tokens` (`token_query`); only their
+  union is ranked. A fenced request keeps its `project_id` index seek.
+
 * The fail-closed cycle check (SPEC §3): the writes keep a topological order of the BLOCKS graph
   in which every cycle contains an edge marked `closes_loop` (graphsvc.store.blocks_order). A fence
   holding no live marked edge is acyclic: one index lookup proves it. Otherwise its live edges
