@@ -57,3 +57,37 @@ FOR (c:Capsule) ON (c.status, c.project_id);
 // The BLOCKS order's positions: a batch of edges against the order reads the ord intervals they span.
 CREATE INDEX capsule_ord IF NOT EXISTS
 FOR (c:Capsule) ON (c.ord);
+
+// Unfenced ranked sections (cypher/bootstrap/sections.cypher): with no fence, the decay order is
+// read from these range indexes in order and stops after the rows a section can show, instead of
+// sorting every live row of the store ...
+CREATE INDEX constraint_updated_at IF NOT EXISTS
+FOR (c:Constraint) ON (c.updated_at);
+
+CREATE INDEX decision_updated_at IF NOT EXISTS
+FOR (c:Decision) ON (c.updated_at);
+
+CREATE INDEX failure_pattern_updated_at IF NOT EXISTS
+FOR (c:FailurePattern) ON (c.updated_at);
+
+CREATE INDEX capsule_ready_updated_at IF NOT EXISTS
+FOR (c:Capsule) ON (c.ready, c.updated_at);
+
+// ... and with terms, the rows covering at least one term token (the only rows terms can lift
+// above that order) are found through the maintained folded `tokens` (a list of strings: the
+// whitespace analyzer keeps each folded token one term, split only past Lucene's 255-char token limit).
+CREATE FULLTEXT INDEX constraint_tokens IF NOT EXISTS
+FOR (c:Constraint) ON EACH [c.tokens]
+OPTIONS {indexConfig: {`fulltext.analyzer`: 'whitespace'}};
+
+CREATE FULLTEXT INDEX decision_tokens IF NOT EXISTS
+FOR (c:Decision) ON EACH [c.tokens]
+OPTIONS {indexConfig: {`fulltext.analyzer`: 'whitespace'}};
+
+CREATE FULLTEXT INDEX failure_pattern_tokens IF NOT EXISTS
+FOR (c:FailurePattern) ON EACH [c.tokens]
+OPTIONS {indexConfig: {`fulltext.analyzer`: 'whitespace'}};
+
+CREATE FULLTEXT INDEX task_tokens IF NOT EXISTS
+FOR (c:Task|Epic) ON EACH [c.tokens]
+OPTIONS {indexConfig: {`fulltext.analyzer`: 'whitespace'}};

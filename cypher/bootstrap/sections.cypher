@@ -10,6 +10,13 @@
 //     updated_at desc (clamped to the request clock, truncated to microseconds like the driver's
 //     datetime), seq asc; so at most the rows a section can show travel. Python ranks them again
 //     (same key) and fills the budget. Totals are exact counts.
+//   * with NO fence a ranked section does not sort the store: its "floor" is the truncated updated_at
+//     of the k-th freshest live row before $now, read in order from the kind's updated_at index;
+//     the rows from the floor on (all rows updated at/after $now rank as $now, so they are in) hold
+//     the terms-free top k with its boundary ties whole. With terms, the only rows that can rank
+//     above those are the ones holding a term token, found through the kind's full-text `tokens`
+//     index ($token_query: the tokens quoted and OR'ed). The union is ranked with the full key.
+//     With a fence, the fence's project_id seek does it. One UNWIND guard per branch picks it.
 //
 // Parameters:
 //   $project_id, $project_prefix  SPEC §2 fences; null = no fence (both given = AND). The extra
@@ -17,13 +24,14 @@
 //                                 seek the index by prefix instead of scanning every capsule.
 //   $now                          the request clock (expired = valid_to <= $now)
 //   $tokens, $term_sets           the request's distinct term tokens and each term's token set ([] without terms)
+//   $token_query                  the Lucene query for any of $tokens (graphsvc.store.bootstrap.token_query)
 //   $top_ready, $top_section      rows the ready section (next action + cap) and decisions/traps can show
 //   $top_constraints              constraints the token budget could possibly hold (never count-capped)
 // The index hints pin the plan whatever the statistics say (tests/integration/test_bootstrap_plan.py).
 // updated_at travels as integer microseconds since the epoch (`updated_us`): decoding driver DateTime
 // values cost ~70 µs each in Python.
 CALL () {
-  MATCH (c:Constraint) USING INDEX c:Constraint(project_id)
+  MATCH (c:Constraint) USING INDEX SEEK c:Constraint(project_id)
   WHERE c.project_id STARTS WITH coalesce($project_id, $project_prefix, '')
     AND ($project_id IS NULL OR c.project_id = $project_id)
     AND ($project_prefix IS NULL OR c.project_id = $project_prefix OR c.project_id STARTS WITH $project_prefix + '/')
@@ -32,7 +40,9 @@ CALL () {
   RETURN count(c) AS constraints_total
 }
 CALL () {
-  MATCH (c:Constraint) USING INDEX c:Constraint(project_id)
+  // A fence: its project index seek (the unfenced branch below does the rest).
+  UNWIND CASE WHEN $project_id IS NULL AND $project_prefix IS NULL THEN [] ELSE [true] END AS fenced
+  MATCH (c:Constraint) USING INDEX SEEK c:Constraint(project_id)
   WHERE c.project_id STARTS WITH coalesce($project_id, $project_prefix, '')
     AND ($project_id IS NULL OR c.project_id = $project_id)
     AND ($project_prefix IS NULL OR c.project_id = $project_prefix OR c.project_id STARTS WITH $project_prefix + '/')
@@ -44,10 +54,37 @@ CALL () {
                   c.seq ASC
   LIMIT $top_constraints
   RETURN collect(c {.id, .project_id, .headline, .content, .tier, superseded: false,
-                    updated_us: c.updated_at.epochSeconds * 1000000 + c.updated_at.microsecond}) AS constraints
+                    updated_us: c.updated_at.epochSeconds * 1000000 + c.updated_at.microsecond}) AS fenced_constraints
 }
 CALL () {
-  MATCH (c:Decision) USING INDEX c:Decision(project_id)
+  // No fence: the decay order read from the Constraint(updated_at) index (see the header).
+  UNWIND CASE WHEN $project_id IS NULL AND $project_prefix IS NULL THEN [true] ELSE [] END AS unfenced
+  CALL () {
+    MATCH (c:Constraint) USING INDEX SEEK c:Constraint(updated_at)
+    WHERE c.updated_at < $now AND c.tier = 'active' AND c.tombstoned_at IS NULL AND c.superseded = false AND (c.valid_to IS NULL OR c.valid_to > $now)
+    WITH c ORDER BY c.updated_at DESC LIMIT $top_constraints
+    RETURN min(datetime.truncate('microsecond', c.updated_at)) AS floor
+  }
+  CALL (floor) {
+    MATCH (c:Constraint) USING INDEX SEEK c:Constraint(updated_at)
+    WHERE c.updated_at >= coalesce(floor, $now) AND c.tier = 'active' AND c.tombstoned_at IS NULL AND c.superseded = false AND (c.valid_to IS NULL OR c.valid_to > $now)
+    RETURN c
+    UNION
+    UNWIND CASE WHEN size($tokens) > 0 THEN [true] ELSE [] END AS with_terms
+    CALL db.index.fulltext.queryNodes('constraint_tokens', $token_query) YIELD node AS c
+    WHERE c.tier = 'active' AND c.tombstoned_at IS NULL AND c.superseded = false AND (c.valid_to IS NULL OR c.valid_to > $now)
+    RETURN c
+  }
+  WITH c ORDER BY size([ts IN $term_sets WHERE all(t IN ts WHERE t IN c.tokens)]) DESC,
+                  size([t IN $tokens WHERE t IN c.tokens]) DESC,
+                  CASE WHEN c.updated_at > $now THEN $now ELSE datetime.truncate('microsecond', c.updated_at) END DESC,
+                  c.seq ASC
+  LIMIT $top_constraints
+  RETURN collect(c {.id, .project_id, .headline, .content, .tier, superseded: false,
+                    updated_us: c.updated_at.epochSeconds * 1000000 + c.updated_at.microsecond}) AS unfenced_constraints
+}
+CALL () {
+  MATCH (c:Decision) USING INDEX SEEK c:Decision(project_id)
   WHERE c.project_id STARTS WITH coalesce($project_id, $project_prefix, '')
     AND ($project_id IS NULL OR c.project_id = $project_id)
     AND ($project_prefix IS NULL OR c.project_id = $project_prefix OR c.project_id STARTS WITH $project_prefix + '/')
@@ -56,7 +93,9 @@ CALL () {
   RETURN count(c) AS decisions_total
 }
 CALL () {
-  MATCH (c:Decision) USING INDEX c:Decision(project_id)
+  // A fence: its project index seek (the unfenced branch below does the rest).
+  UNWIND CASE WHEN $project_id IS NULL AND $project_prefix IS NULL THEN [] ELSE [true] END AS fenced
+  MATCH (c:Decision) USING INDEX SEEK c:Decision(project_id)
   WHERE c.project_id STARTS WITH coalesce($project_id, $project_prefix, '')
     AND ($project_id IS NULL OR c.project_id = $project_id)
     AND ($project_prefix IS NULL OR c.project_id = $project_prefix OR c.project_id STARTS WITH $project_prefix + '/')
@@ -68,11 +107,38 @@ CALL () {
                   c.seq ASC
   LIMIT $top_section
   RETURN collect(c {.id, .project_id, .headline, .content, .tier, superseded: false,
-                    updated_us: c.updated_at.epochSeconds * 1000000 + c.updated_at.microsecond}) AS decisions
+                    updated_us: c.updated_at.epochSeconds * 1000000 + c.updated_at.microsecond}) AS fenced_decisions
+}
+CALL () {
+  // No fence: the decay order read from the Decision(updated_at) index (see the header).
+  UNWIND CASE WHEN $project_id IS NULL AND $project_prefix IS NULL THEN [true] ELSE [] END AS unfenced
+  CALL () {
+    MATCH (c:Decision) USING INDEX SEEK c:Decision(updated_at)
+    WHERE c.updated_at < $now AND c.tombstoned_at IS NULL AND c.superseded = false AND (c.valid_to IS NULL OR c.valid_to > $now)
+    WITH c ORDER BY c.updated_at DESC LIMIT $top_section
+    RETURN min(datetime.truncate('microsecond', c.updated_at)) AS floor
+  }
+  CALL (floor) {
+    MATCH (c:Decision) USING INDEX SEEK c:Decision(updated_at)
+    WHERE c.updated_at >= coalesce(floor, $now) AND c.tombstoned_at IS NULL AND c.superseded = false AND (c.valid_to IS NULL OR c.valid_to > $now)
+    RETURN c
+    UNION
+    UNWIND CASE WHEN size($tokens) > 0 THEN [true] ELSE [] END AS with_terms
+    CALL db.index.fulltext.queryNodes('decision_tokens', $token_query) YIELD node AS c
+    WHERE c.tombstoned_at IS NULL AND c.superseded = false AND (c.valid_to IS NULL OR c.valid_to > $now)
+    RETURN c
+  }
+  WITH c ORDER BY size([ts IN $term_sets WHERE all(t IN ts WHERE t IN c.tokens)]) DESC,
+                  size([t IN $tokens WHERE t IN c.tokens]) DESC,
+                  CASE WHEN c.updated_at > $now THEN $now ELSE datetime.truncate('microsecond', c.updated_at) END DESC,
+                  c.seq ASC
+  LIMIT $top_section
+  RETURN collect(c {.id, .project_id, .headline, .content, .tier, superseded: false,
+                    updated_us: c.updated_at.epochSeconds * 1000000 + c.updated_at.microsecond}) AS unfenced_decisions
 }
 CALL () {
   // Stale and superseded traps stay: each row carries its own tier and superseded marker.
-  MATCH (c:FailurePattern) USING INDEX c:FailurePattern(project_id)
+  MATCH (c:FailurePattern) USING INDEX SEEK c:FailurePattern(project_id)
   WHERE c.project_id STARTS WITH coalesce($project_id, $project_prefix, '')
     AND ($project_id IS NULL OR c.project_id = $project_id)
     AND ($project_prefix IS NULL OR c.project_id = $project_prefix OR c.project_id STARTS WITH $project_prefix + '/')
@@ -80,7 +146,9 @@ CALL () {
   RETURN count(c) AS traps_total
 }
 CALL () {
-  MATCH (c:FailurePattern) USING INDEX c:FailurePattern(project_id)
+  // A fence: its project index seek (the unfenced branch below does the rest).
+  UNWIND CASE WHEN $project_id IS NULL AND $project_prefix IS NULL THEN [] ELSE [true] END AS fenced
+  MATCH (c:FailurePattern) USING INDEX SEEK c:FailurePattern(project_id)
   WHERE c.project_id STARTS WITH coalesce($project_id, $project_prefix, '')
     AND ($project_id IS NULL OR c.project_id = $project_id)
     AND ($project_prefix IS NULL OR c.project_id = $project_prefix OR c.project_id STARTS WITH $project_prefix + '/')
@@ -91,11 +159,38 @@ CALL () {
                   c.seq ASC
   LIMIT $top_section
   RETURN collect(c {.id, .project_id, .headline, .content, .tier, superseded: c.superseded,
-                    updated_us: c.updated_at.epochSeconds * 1000000 + c.updated_at.microsecond}) AS traps
+                    updated_us: c.updated_at.epochSeconds * 1000000 + c.updated_at.microsecond}) AS fenced_traps
+}
+CALL () {
+  // No fence: the decay order read from the FailurePattern(updated_at) index (see the header).
+  UNWIND CASE WHEN $project_id IS NULL AND $project_prefix IS NULL THEN [true] ELSE [] END AS unfenced
+  CALL () {
+    MATCH (c:FailurePattern) USING INDEX SEEK c:FailurePattern(updated_at)
+    WHERE c.updated_at < $now AND c.tombstoned_at IS NULL
+    WITH c ORDER BY c.updated_at DESC LIMIT $top_section
+    RETURN min(datetime.truncate('microsecond', c.updated_at)) AS floor
+  }
+  CALL (floor) {
+    MATCH (c:FailurePattern) USING INDEX SEEK c:FailurePattern(updated_at)
+    WHERE c.updated_at >= coalesce(floor, $now) AND c.tombstoned_at IS NULL
+    RETURN c
+    UNION
+    UNWIND CASE WHEN size($tokens) > 0 THEN [true] ELSE [] END AS with_terms
+    CALL db.index.fulltext.queryNodes('failure_pattern_tokens', $token_query) YIELD node AS c
+    WHERE c.tombstoned_at IS NULL
+    RETURN c
+  }
+  WITH c ORDER BY size([ts IN $term_sets WHERE all(t IN ts WHERE t IN c.tokens)]) DESC,
+                  size([t IN $tokens WHERE t IN c.tokens]) DESC,
+                  CASE WHEN c.updated_at > $now THEN $now ELSE datetime.truncate('microsecond', c.updated_at) END DESC,
+                  c.seq ASC
+  LIMIT $top_section
+  RETURN collect(c {.id, .project_id, .headline, .content, .tier, superseded: c.superseded,
+                    updated_us: c.updated_at.epochSeconds * 1000000 + c.updated_at.microsecond}) AS unfenced_traps
 }
 CALL () {
   // SPEC §3 ready: maintained on write (open, live, unblocked); expiry is the request clock's.
-  MATCH (t:Capsule) USING INDEX t:Capsule(ready, project_id)
+  MATCH (t:Capsule) USING INDEX SEEK t:Capsule(ready, project_id)
   WHERE t.ready = true
     AND t.project_id STARTS WITH coalesce($project_id, $project_prefix, '')
     AND ($project_id IS NULL OR t.project_id = $project_id)
@@ -104,7 +199,9 @@ CALL () {
   RETURN count(t) AS ready_total
 }
 CALL () {
-  MATCH (t:Capsule) USING INDEX t:Capsule(ready, project_id)
+  // A fence: its project index seek (the unfenced branch below does the rest).
+  UNWIND CASE WHEN $project_id IS NULL AND $project_prefix IS NULL THEN [] ELSE [true] END AS fenced
+  MATCH (t:Capsule) USING INDEX SEEK t:Capsule(ready, project_id)
   WHERE t.ready = true
     AND t.project_id STARTS WITH coalesce($project_id, $project_prefix, '')
     AND ($project_id IS NULL OR t.project_id = $project_id)
@@ -116,12 +213,39 @@ CALL () {
                   t.seq ASC
   LIMIT $top_ready
   RETURN collect(t {.id, .project_id, .headline, .content, .tier, superseded: false,
-                    updated_us: t.updated_at.epochSeconds * 1000000 + t.updated_at.microsecond}) AS ready
+                    updated_us: t.updated_at.epochSeconds * 1000000 + t.updated_at.microsecond}) AS fenced_ready
+}
+CALL () {
+  // No fence: the decay order read from the Capsule(ready, updated_at) index (see the header).
+  UNWIND CASE WHEN $project_id IS NULL AND $project_prefix IS NULL THEN [true] ELSE [] END AS unfenced
+  CALL () {
+    MATCH (c:Capsule) USING INDEX SEEK c:Capsule(ready, updated_at)
+    WHERE c.ready = true AND c.updated_at < $now AND (c.valid_to IS NULL OR c.valid_to > $now)
+    WITH c ORDER BY c.updated_at DESC LIMIT $top_ready
+    RETURN min(datetime.truncate('microsecond', c.updated_at)) AS floor
+  }
+  CALL (floor) {
+    MATCH (c:Capsule) USING INDEX SEEK c:Capsule(ready, updated_at)
+    WHERE c.ready = true AND c.updated_at >= coalesce(floor, $now) AND (c.valid_to IS NULL OR c.valid_to > $now)
+    RETURN c
+    UNION
+    UNWIND CASE WHEN size($tokens) > 0 THEN [true] ELSE [] END AS with_terms
+    CALL db.index.fulltext.queryNodes('task_tokens', $token_query) YIELD node AS c
+    WHERE c.ready = true AND (c.valid_to IS NULL OR c.valid_to > $now)
+    RETURN c
+  }
+  WITH c ORDER BY size([ts IN $term_sets WHERE all(t IN ts WHERE t IN c.tokens)]) DESC,
+                  size([t IN $tokens WHERE t IN c.tokens]) DESC,
+                  CASE WHEN c.updated_at > $now THEN $now ELSE datetime.truncate('microsecond', c.updated_at) END DESC,
+                  c.seq ASC
+  LIMIT $top_ready
+  RETURN collect(c {.id, .project_id, .headline, .content, .tier, superseded: false,
+                    updated_us: c.updated_at.epochSeconds * 1000000 + c.updated_at.microsecond}) AS unfenced_ready
 }
 CALL () {
   // Fail closed (SPEC §3): a live cycle in the fence must contain a live, fenced BLOCKS edge marked
   // `closes_loop`. Live = open, not tombstoned, not superseded.
-  OPTIONAL MATCH (a:Capsule)-[r:BLOCKS {closes_loop: true}]->(b:Capsule) USING INDEX r:BLOCKS(closes_loop)
+  OPTIONAL MATCH (a:Capsule)-[r:BLOCKS {closes_loop: true}]->(b:Capsule) USING INDEX SEEK r:BLOCKS(closes_loop)
   WHERE a.status = 'open' AND a.tombstoned_at IS NULL AND a.superseded = false
     AND b.status = 'open' AND b.tombstoned_at IS NULL AND b.superseded = false
     AND ($project_id IS NULL OR (a.project_id = $project_id AND b.project_id = $project_id))
@@ -132,7 +256,7 @@ CALL () {
 CALL (loop_edges) {
   // Only then: the fence's live edges as [target seq, [live source seqs]] for graphsvc.core.cycles.
   UNWIND CASE WHEN loop_edges > 0 THEN [true] ELSE [] END AS search
-  MATCH (t:Capsule) USING INDEX t:Capsule(status, project_id)
+  MATCH (t:Capsule) USING INDEX SEEK t:Capsule(status, project_id)
   WHERE t.status = 'open'
     AND t.project_id STARTS WITH coalesce($project_id, $project_prefix, '')
     AND ($project_id IS NULL OR t.project_id = $project_id)
@@ -148,5 +272,5 @@ CALL (loop_edges) {
   WHERE size(live_sources) > 0
   RETURN collect([t.seq, live_sources]) AS live_blocked_by
 }
-RETURN constraints, constraints_total, ready, ready_total, loop_edges, live_blocked_by,
-       decisions, decisions_total, traps, traps_total
+RETURN fenced_constraints + unfenced_constraints AS constraints, constraints_total, fenced_ready + unfenced_ready AS ready, ready_total, loop_edges, live_blocked_by,
+       fenced_decisions + unfenced_decisions AS decisions, decisions_total, fenced_traps + unfenced_traps AS traps, traps_total

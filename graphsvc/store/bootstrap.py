@@ -14,6 +14,11 @@ trip, one consistent read). Since schema v2 it reads what the writes maintain
 
 * Ready tasks are sought through the (ready, project_id) index: blocked tasks are never visited.
 
+* With no fence, no section sorts the store: the decay order comes from `updated_at` range indexes
+  read in order up to the section's cap (plus the boundary's ties), and with terms the rows holding
+  a term token come from full-text indexes over the stored `tokens` (`token_query`); only their
+  union is ranked. A fenced request keeps its `project_id` index seek.
+
 * The fail-closed cycle check (SPEC §3): the writes keep a topological order of the BLOCKS graph
   in which every cycle contains an edge marked `closes_loop` (graphsvc.store.blocks_order). A fence
   holding no live marked edge is acyclic: one index lookup proves it. Otherwise its live edges
@@ -56,8 +61,19 @@ def pack_request(request: BootstrapRequest) -> PackRequest:
 def term_parameters(terms: Iterable[str]) -> dict[str, Any]:
     """The request's terms as the statement ranks with them: each term's token set, and all distinct tokens."""
     token_sets = term_token_sets(list(terms))
-    return {"term_sets": [sorted(tokens) for tokens in token_sets],
-            "tokens": sorted(frozenset().union(*token_sets))}
+    tokens = sorted(frozenset().union(*token_sets))
+    return {"term_sets": [sorted(tokens) for tokens in token_sets], "tokens": tokens,
+            "token_query": token_query(tokens)}
+
+
+def token_query(tokens: Iterable[str]) -> str:
+    """The Lucene query finding, through the `*_tokens` full-text indexes, every capsule holding any of the tokens.
+
+    Each token is one quoted term (a phrase only where the whitespace analyzer splits a token past
+    255 characters, as it split the indexed value), OR'ed. Folded tokens are letters and digits,
+    but quotes and backslashes are escaped all the same. "" (no terms) is never sent to the index.
+    """
+    return " OR ".join('"' + t.replace("\\", "\\\\").replace('"', '\\"') + '"' for t in tokens)
 
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)

@@ -27,7 +27,7 @@ def operators(plan: dict[str, Any]) -> Iterator[tuple[str, str, bool]]:
 
 
 def explain(db, **fence: Any) -> list[tuple[str, str, bool]]:
-    params = {"now": NOW, "tokens": ["parser"], "term_sets": [["parser"]], "top_ready": 11, "top_section": 10,
+    params = {"now": NOW, "tokens": ["parser"], "term_sets": [["parser"]], "token_query": "\"parser\"", "top_ready": 11, "top_section": 10,
               "top_constraints": 40, "project_id": None, "project_prefix": None, **fence}
     summary = db._driver.execute_query("EXPLAIN " + cypher.load("bootstrap/sections"), params).summary
     return list(operators(summary.plan))
@@ -55,8 +55,21 @@ def test_every_section_seeks_an_index_and_no_path_is_enumerated(db):
         ready = [d for op, d in leaves if op == "NodeIndexSeek" and "Capsule(ready, project_id)" in d]
         loops = [d for op, d in leaves if "RelationshipIndexSeek" in op and "BLOCKS(closes_loop)" in d]
         live = [d for op, d in leaves if op == "NodeIndexSeek" and "Capsule(status, project_id)" in d]
-        assert len(kinds) == 6, leaves  # constraints, decisions, traps: each its total and its ranked rows
+        # constraints, decisions, traps: each its total and its (fenced) ranked rows, a seek possibly split
+        assert all(sum(f"c:{label}(project_id)" in d for d in kinds) >= 2
+                   for label in ("Constraint", "Decision", "FailurePattern")), leaves
         assert len(ready) == 2 and loops and live, leaves  # ready by its maintained index; "no cycle" by loop edges
-        assert all(op == "Argument" or d in kinds + ready + loops + live for op, d in leaves), leaves
+        # With no fence the ranked sections read the decay order from an updated_at index (the k-th
+        # freshest row, then every row from its microsecond on) and, with terms, the rows holding a
+        # term token from a full-text index over the maintained `tokens`.
+        decay = [d for op, d in leaves if op.startswith("NodeIndexSeek")
+                 and any(f"c:{index})" in d for index in ("Constraint(updated_at", "Decision(updated_at",
+                                                          "FailurePattern(updated_at", "Capsule(ready, updated_at"))]
+        covering = [d for op, d in leaves if op == "ProcedureCall" and "db.index.fulltext.queryNodes" in d]
+        assert len(decay) == 8, leaves  # each ranked section: its floor, then the rows from the floor on
+        # A section's fenced and unfenced branches start from the one-row guard choosing between them.
+        guards = [d for op, d in leaves if op == "Unwind" and "$project_id IS NULL AND $project_prefix IS NULL" in d]
+        assert all(op == "Argument" or d in kinds + ready + loops + live + decay + covering + guards
+                   for op, d in leaves), leaves
         assert not {"NodeByLabelScan", "AllNodesScan"} & set(ops), ops
         assert not [op for op in ops if op.startswith(PATH_OPERATORS)], ops
