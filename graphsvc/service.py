@@ -77,7 +77,7 @@ class GraphService:
                 done.result()
 
     def ensure_schema(self) -> None:
-        """Apply `cypher/schema.cypher` and upgrade the store (`graphsvc migrate`) once per process.
+        """Apply `cypher/schema.cypher`, upgrade the store (`graphsvc migrate`) and plan the writes, once per process.
 
         Retried on the next call if Neo4j was down. Every read and write passes here first: the
         pack reads, and the writes keep, the state of the current schema version.
@@ -88,8 +88,11 @@ class GraphService:
             if not self._schema_applied:
                 from graphsvc.store.migrate import migrate
 
+                from graphsvc.store.warmup import warm_write_plans
+
                 self.db.apply_schema()
                 done = migrate(self.db)
+                warm_write_plans(self.db)  # the first write after a start must not pay seconds of planning
                 if done["capsules"]:
                     log.info("migrated the store from schema v%s to v%s (%s capsules)",
                              done["from"], done["to"], done["capsules"])

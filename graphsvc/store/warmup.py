@@ -1,0 +1,60 @@
+"""Compile the write side's query plans once per process, before an agent's write pays for them.
+
+A write that inserts a BLOCKS edge against the order runs about ten statements in one transaction;
+on a cold or busy Neo4j, planning each takes up to seconds, and together they can outlive the
+transaction timeout (GRAPHSVC_QUERY_TIMEOUT) on the very first such write. So every statement a
+write may run is executed here once with parameters of the real types, inside ONE write
+transaction that is then rolled back: nothing is stored, and the plans stay in Neo4j's cache.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Any
+
+from neo4j import ManagedTransaction
+
+from graphsvc.store.db import Database, run
+
+_NOWHERE = "cap-0"  # no capsule has seq 0
+_NOW = datetime(2000, 1, 1, tzinfo=timezone.utc)
+
+#: Each write statement with parameters of the types the writes send; none matches a stored capsule.
+STATEMENTS: tuple[tuple[str, dict[str, Any]], ...] = (
+    ("capsules/lookup_refs", {"ids": [_NOWHERE]}),
+    ("capsules/lookup_state", {"ids": [_NOWHERE]}),
+    ("capsules/create_supersedes", {"edges": [{"from": _NOWHERE, "to": _NOWHERE}]}),
+    ("capsules/relate_add_supersedes", {"edges": [{"from": _NOWHERE, "to": _NOWHERE}]}),
+    ("capsules/relate_remove", {"edges": [{"type": "BLOCKS", "from": _NOWHERE, "to": _NOWHERE}]}),
+    ("capsules/tombstone", {"ids": [_NOWHERE], "now": _NOW}),
+    ("order/ords", {"ids": [_NOWHERE]}),
+    ("order/forward", {"start": _NOWHERE, "bound": 0}),
+    ("order/backward", {"start": _NOWHERE, "bound": 0}),
+    ("order/set_ords", {"rows": [{"id": _NOWHERE, "ord": 0}]}),
+    ("order/set_marks", {"edges": [{"from": 0, "to": 0, "marked": False}]}),
+    ("order/interval", {"intervals": [[0, 0]]}),
+    ("order/create_blocks", {"edges": [{"from": _NOWHERE, "to": _NOWHERE, "closes_loop": False}]}),
+    ("maintain/refresh_superseded", {"ids": [_NOWHERE]}),
+    ("maintain/refresh_readiness", {"ids": [_NOWHERE]}),
+    ("maintain/blocked_targets", {"ids": [_NOWHERE]}),
+    ("maintain/superseded_targets", {"ids": [_NOWHERE]}),
+)
+
+
+class _RollBack(Exception):
+    """Raised at the end of the warm-up transaction so that it commits nothing."""
+
+
+def _plan_all(tx: ManagedTransaction) -> None:
+    for name, params in STATEMENTS:
+        run(tx, name, **params)
+    raise _RollBack
+
+
+def warm_write_plans(db: Database) -> None:
+    """Run every write statement once in a transaction that is rolled back (plans cached, nothing stored)."""
+    with db.longer_timeout():
+        try:
+            db.write(_plan_all)
+        except _RollBack:
+            pass
