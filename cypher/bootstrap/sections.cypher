@@ -15,7 +15,7 @@
 //     the rows from the floor on (all rows updated at/after $now rank as $now, so they are in) hold
 //     the terms-free top k with its boundary ties whole. With terms, the only rows that can rank
 //     above those are the ones holding a term token, found through the kind's full-text `tokens`
-//     index ($token_query: the tokens quoted and OR'ed). The union is ranked with the full key.
+//     index ($token_queries: the tokens quoted and OR'ed, at most 512 per query). The union is ranked with the full key.
 //     With a fence, the fence's project_id seek does it. One UNWIND guard per branch picks it.
 //
 // Parameters:
@@ -24,7 +24,7 @@
 //                                 seek the index by prefix instead of scanning every capsule.
 //   $now                          the request clock (expired = valid_to <= $now)
 //   $tokens, $term_sets           the request's distinct term tokens and each term's token set ([] without terms)
-//   $token_query                  the Lucene query for any of $tokens (graphsvc.store.bootstrap.token_query)
+//   $token_queries                Lucene queries that together find any of $tokens (graphsvc.store.bootstrap.token_queries)
 //   $top_ready, $top_section      rows the ready section (next action + cap) and decisions/traps can show
 //   $top_constraints              constraints the token budget could possibly hold (never count-capped)
 // The index hints pin the plan whatever the statistics say (tests/integration/test_bootstrap_plan.py).
@@ -71,7 +71,8 @@ CALL () {
     RETURN c
     UNION
     UNWIND CASE WHEN size($tokens) > 0 THEN [true] ELSE [] END AS with_terms
-    CALL db.index.fulltext.queryNodes('constraint_tokens', $token_query) YIELD node AS c
+    UNWIND $token_queries AS token_query
+    CALL db.index.fulltext.queryNodes('constraint_tokens', token_query) YIELD node AS c
     WHERE c.tier = 'active' AND c.tombstoned_at IS NULL AND c.superseded = false AND (c.valid_to IS NULL OR c.valid_to > $now)
     RETURN c
   }
@@ -124,7 +125,8 @@ CALL () {
     RETURN c
     UNION
     UNWIND CASE WHEN size($tokens) > 0 THEN [true] ELSE [] END AS with_terms
-    CALL db.index.fulltext.queryNodes('decision_tokens', $token_query) YIELD node AS c
+    UNWIND $token_queries AS token_query
+    CALL db.index.fulltext.queryNodes('decision_tokens', token_query) YIELD node AS c
     WHERE c.tombstoned_at IS NULL AND c.superseded = false AND (c.valid_to IS NULL OR c.valid_to > $now)
     RETURN c
   }
@@ -176,7 +178,8 @@ CALL () {
     RETURN c
     UNION
     UNWIND CASE WHEN size($tokens) > 0 THEN [true] ELSE [] END AS with_terms
-    CALL db.index.fulltext.queryNodes('failure_pattern_tokens', $token_query) YIELD node AS c
+    UNWIND $token_queries AS token_query
+    CALL db.index.fulltext.queryNodes('failure_pattern_tokens', token_query) YIELD node AS c
     WHERE c.tombstoned_at IS NULL
     RETURN c
   }
@@ -230,7 +233,8 @@ CALL () {
     RETURN c
     UNION
     UNWIND CASE WHEN size($tokens) > 0 THEN [true] ELSE [] END AS with_terms
-    CALL db.index.fulltext.queryNodes('task_tokens', $token_query) YIELD node AS c
+    UNWIND $token_queries AS token_query
+    CALL db.index.fulltext.queryNodes('task_tokens', token_query) YIELD node AS c
     WHERE c.ready = true AND (c.valid_to IS NULL OR c.valid_to > $now)
     RETURN c
   }

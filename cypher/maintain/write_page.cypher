@@ -1,10 +1,6 @@
-// `graphsvc migrate` / `verify --repair`: write one page of maintained fields computed by Python
-// (kind label, folded tokens) and by maintain/expected (superseded, open_blockers, ready).
-// Idempotent: writing the same page twice leaves the same graph.
+// `graphsvc migrate` / `verify --repair`: the kind label and the folded tokens (computed by Python) of
+// a page of capsules; superseded and readiness follow through maintain/refresh_*. Idempotent.
 UNWIND $rows AS row
 MATCH (c:Capsule {id: row.id})
 SET c:$(row.label)
-SET c.tokens = row.tokens,
-    c.superseded = row.superseded,
-    c.open_blockers = row.open_blockers,
-    c.ready = row.ready
+SET c.tokens = row.tokens

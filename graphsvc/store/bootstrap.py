@@ -16,7 +16,7 @@ trip, one consistent read). Since schema v2 it reads what the writes maintain
 
 * With no fence, no section sorts the store: the decay order comes from `updated_at` range indexes
   read in order up to the section's cap (plus the boundary's ties), and with terms the rows holding
-  a term token come from full-text indexes over the stored `tokens` (`token_query`); only their
+  a term token come from full-text indexes over the stored `tokens` (`token_queries`); only their
   union is ranked. A fenced request keeps its `project_id` index seek.
 
 * The fail-closed cycle check (SPEC §3): the writes keep a topological order of the BLOCKS graph
@@ -63,17 +63,23 @@ def term_parameters(terms: Iterable[str]) -> dict[str, Any]:
     token_sets = term_token_sets(list(terms))
     tokens = sorted(frozenset().union(*token_sets))
     return {"term_sets": [sorted(tokens) for tokens in token_sets], "tokens": tokens,
-            "token_query": token_query(tokens)}
+            "token_queries": token_queries(tokens)}
 
 
-def token_query(tokens: Iterable[str]) -> str:
-    """The Lucene query finding, through the `*_tokens` full-text indexes, every capsule holding any of the tokens.
+#: Lucene refuses a query of more than 1024 clauses (maxClauseCount); 64 terms can hold ~4,000 tokens.
+TOKENS_PER_QUERY = 512
+
+
+def token_queries(tokens: list[str]) -> list[str]:
+    """Lucene queries that together find, through the `*_tokens` full-text indexes, every capsule holding any token.
 
     Each token is one quoted term (a phrase only where the whitespace analyzer splits a token past
-    255 characters, as it split the indexed value), OR'ed. Folded tokens are letters and digits,
-    but quotes and backslashes are escaped all the same. "" (no terms) is never sent to the index.
+    255 characters, as it split the indexed value), OR'ed, at most TOKENS_PER_QUERY per query.
+    Folded tokens are letters and digits, but quotes and backslashes are escaped all the same.
+    No terms: no query ([]).
     """
-    return " OR ".join('"' + t.replace("\\", "\\\\").replace('"', '\\"') + '"' for t in tokens)
+    quoted = ['"' + t.replace("\\", "\\\\").replace('"', '\\"') + '"' for t in tokens]
+    return [" OR ".join(quoted[start:start + TOKENS_PER_QUERY]) for start in range(0, len(quoted), TOKENS_PER_QUERY)]
 
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)

@@ -233,7 +233,7 @@ class Database:
                 return result
 
     def observe_bookmark(self) -> None:
-        """Record the bookmark of a trivial read: it covers every write committed before it.
+        """Record the bookmark of a trivial transaction on the leader: it covers every write committed before it.
 
         For an idempotent replay, whose own transaction wrote nothing (and so yields no bookmark),
         while the caller still needs one that covers the write it is being answered from.
@@ -241,7 +241,8 @@ class Database:
         with self._outage_as_unavailable():
             with self._driver.session(database=self.database, bookmarks=bookmarks.session_bookmarks(),
                                       default_access_mode=WRITE_ACCESS) as session:
-                session.execute_read(unit_of_work(timeout=self._tx_timeout())(
+                # execute_write: on a cluster only the leader is sure to have the stored write.
+                session.execute_write(unit_of_work(timeout=self._tx_timeout())(
                     lambda tx: list(tx.run(cypher.load("ping")))))
                 bookmarks.record_write(session.last_bookmarks())
 

@@ -7,7 +7,11 @@ keeps. `migrate` brings it to `SCHEMA_VERSION` in two phases, each resumable:
    progress marker (`SchemaVersion.pages_after`), so a crash loses at most the page in flight and
    a rerun starts after the last committed page;
 2. the BLOCKS order, computed from scratch over every task/epic (graphsvc.core.order) and written
-   in pages; rerunning it recomputes and rewrites the same order (idempotent).
+   in ONE transaction under the BLOCKS-insertion lock; rerunning it recomputes it (idempotent).
+
+Both are safe beside live writes (several workers start at once, one serves while another still
+migrates): values are recomputed under each node's lock (`maintain.refresh`), the order under the
+insertion lock.
 
 Then the version is recorded. Running it on a current store does nothing. `serve` runs it at
 start-up; the CLI shows a progress bar.
@@ -47,10 +51,23 @@ def schema_state(db: Database) -> dict[str, Any]:
     return dict(db.query("maintain/schema_version")[0])
 
 
+def _rewrite(tx: ManagedTransaction, page: list[Any]) -> None:
+    """Kind labels and tokens for these capsules, then their superseded/readiness by `maintain.refresh`.
+
+    The refresh statements lock each node before computing its value, so a migration or a repair
+    running beside live writes (another worker already serving) never overwrites a fresher value.
+    """
+    run(tx, "maintain/write_page", rows=[{"id": r["id"], "label": maintain.kind_label(r["kind"]),
+                                          "tokens": maintain.folded_tokens(r["headline"], r["content"])}
+                                         for r in page])
+    ids = [r["id"] for r in page]
+    maintain.refresh(tx, superseded=ids, readiness=[r["id"] for r in page if r["kind"] in ("task", "epic")])
+
+
 def _migrate_page(tx: ManagedTransaction, after: int) -> tuple[int, int]:
     page = run(tx, "maintain/expected", after=after, limit=PAGE)
     if page:
-        run(tx, "maintain/write_page", rows=[_expected_row(r) for r in page])
+        _rewrite(tx, page)
         after = page[-1]["seq"]
     run(tx, "maintain/set_schema_version", changes={"pages_after": after})
     return len(page), after
@@ -71,18 +88,31 @@ def _dag(db: Database) -> tuple[dict[int, int | None], list[tuple[int, int, bool
         after = page[-1]["seq"]
 
 
-def _write_order(db: Database, ords: dict[int, int | None], edges: list[tuple[int, int, bool]],
-                 progress: Progress | None = None) -> None:
-    ord_of, marked = from_scratch(ords, [(a, b) for a, b, _ in edges])
+def _order_again(tx: ManagedTransaction) -> None:
+    """The whole BLOCKS order from scratch, read and written in ONE transaction under the insertion lock.
+
+    A worker already serving may insert BLOCKS edges meanwhile: the lock makes it wait, so the order
+    written here covers every committed edge, and no insertion ever sees a half-written order.
+    """
+    run(tx, "order/lock")
+    ords: dict[int, int | None] = {}
+    edges: list[tuple[int, int]] = []
+    after = 0
+    while True:
+        page = run(tx, "order/all_dag", after=after, limit=PAGE)
+        for r in page:
+            ords[r["seq"]] = r["ord"]
+            edges.extend((r["seq"], target) for target, _ in r["out"])
+        if len(page) < PAGE:
+            break
+        after = page[-1]["seq"]
+    ord_of, marked = from_scratch(ords, edges)
     marks: dict[int, list[int]] = {}
     for a, b in marked:
         marks.setdefault(a, []).append(b)
     rows = [{"seq": seq, "ord": ord_of[seq], "marked": sorted(marks.get(seq, []))} for seq in sorted(ord_of)]
     for start in range(0, len(rows), PAGE):
-        chunk = rows[start:start + PAGE]
-        db.write(lambda tx: (run(tx, "order/lock"), run(tx, "order/write_page", rows=chunk)))
-        if progress:
-            progress(len(chunk))
+        run(tx, "order/write_page", rows=rows[start:start + PAGE])
 
 
 def migrate(db: Database, progress: Progress | None = None) -> dict[str, Any]:
@@ -102,8 +132,7 @@ def migrate(db: Database, progress: Progress | None = None) -> dict[str, Any]:
                 progress(count)
             if count < PAGE:
                 break
-        ords, edges = _dag(db)
-        _write_order(db, ords, edges)
+        db.write(_order_again)
     db.write(lambda tx: (run(tx, "order/lock"),  # the lock node exists before the first BLOCKS insertion
                          run(tx, "maintain/set_schema_version", changes={
                              "version": maintain.SCHEMA_VERSION, "migrating_to": None, "pages_after": None})))
@@ -163,10 +192,10 @@ def verify(db: Database, repair: bool = False, progress: Progress | None = None)
                 for name in wrong:
                     drift.add(name, r["id"])
                 if wrong:
-                    fix.append(expected)
+                    fix.append(r)
             drift.capsules += len(page)
             if repair and fix:
-                db.write(lambda tx: run(tx, "maintain/write_page", rows=fix))
+                db.write(lambda tx: _rewrite(tx, fix))
             if progress and page:
                 progress(len(page))
             if len(page) < PAGE:
@@ -175,5 +204,5 @@ def verify(db: Database, repair: bool = False, progress: Progress | None = None)
         ords, edges = _dag(db)
         drift.order = _check_order(ords, edges)
         if repair and drift.order:
-            _write_order(db, ords, edges)
+            db.write(_order_again)
     return drift

@@ -27,7 +27,7 @@ def operators(plan: dict[str, Any]) -> Iterator[tuple[str, str, bool]]:
 
 
 def explain(db, **fence: Any) -> list[tuple[str, str, bool]]:
-    params = {"now": NOW, "tokens": ["parser"], "term_sets": [["parser"]], "token_query": "\"parser\"", "top_ready": 11, "top_section": 10,
+    params = {"now": NOW, "tokens": ["parser"], "term_sets": [["parser"]], "token_queries": ["\"parser\""], "top_ready": 11, "top_section": 10,
               "top_constraints": 40, "project_id": None, "project_prefix": None, **fence}
     summary = db._driver.execute_query("EXPLAIN " + cypher.load("bootstrap/sections"), params).summary
     return list(operators(summary.plan))
