@@ -91,3 +91,15 @@ OPTIONS {indexConfig: {`fulltext.analyzer`: 'whitespace'}};
 CREATE FULLTEXT INDEX task_tokens IF NOT EXISTS
 FOR (c:Task|Epic) ON EACH [c.tokens]
 OPTIONS {indexConfig: {`fulltext.analyzer`: 'whitespace'}};
+
+// Schema v3: per-project section tallies (graphsvc.store.maintain), so a pack's totals cost the
+// fence's projects, not its capsules. And the listed capsules that carry a valid_to, by section,
+// so the expired ones (a read-time filter) are subtracted through a seek.
+CREATE CONSTRAINT tally_key_unique IF NOT EXISTS
+FOR (t:Tally) REQUIRE t.key IS UNIQUE;
+
+CREATE INDEX tally_project IF NOT EXISTS
+FOR (t:Tally) ON (t.project_id);
+
+CREATE INDEX capsule_counted_valid_to IF NOT EXISTS
+FOR (c:Capsule) ON (c.counted, c.valid_to);

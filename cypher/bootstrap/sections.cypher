@@ -9,7 +9,9 @@
 //     covered desc, distinct term tokens covered desc (against the stored folded `tokens`),
 //     updated_at desc (clamped to the request clock, truncated to microseconds like the driver's
 //     datetime), seq asc; so at most the rows a section can show travel. Python ranks them again
-//     (same key) and fills the budget. Totals are exact counts.
+//     (same key) and fills the budget.
+//   * totals are exact: the fence's maintained per-project tallies, less the listed capsules that have
+//     expired by $now (sought through the (counted, valid_to) index).
 //   * with NO fence a ranked section does not sort the store: its "floor" is the truncated updated_at
 //     of the k-th freshest live row before $now, read in order from the kind's updated_at index;
 //     the rows from the floor on (all rows updated at/after $now rank as $now, so they are in) hold
@@ -31,13 +33,28 @@
 // updated_at travels as integer microseconds since the epoch (`updated_us`): decoding driver DateTime
 // values cost ~70 µs each in Python.
 CALL () {
-  MATCH (c:Constraint) USING INDEX SEEK c:Constraint(project_id)
-  WHERE c.project_id STARTS WITH coalesce($project_id, $project_prefix, '')
+// Totals (SPEC §4 `total`): the fence's maintained per-project tallies (graphsvc.store.maintain),
+// so their cost follows the fence's projects, not its capsules; then, since expiry belongs to the
+// request clock, the listed capsules that have expired are sought and taken off.
+  MATCH (t:Tally) USING INDEX SEEK t:Tally(project_id)
+  WHERE t.project_id STARTS WITH coalesce($project_id, $project_prefix, '')
+    AND ($project_id IS NULL OR t.project_id = $project_id)
+    AND ($project_prefix IS NULL OR t.project_id = $project_prefix OR t.project_id STARTS WITH $project_prefix + '/')
+  RETURN sum(CASE t.section WHEN 'constraints' THEN t.listed ELSE 0 END) AS constraints_listed,
+         sum(CASE t.section WHEN 'decisions' THEN t.listed ELSE 0 END) AS decisions_listed,
+         sum(CASE t.section WHEN 'traps' THEN t.listed ELSE 0 END) AS traps_total,
+         sum(CASE t.section WHEN 'ready' THEN t.listed ELSE 0 END) AS ready_listed
+}
+CALL () {
+  // Traps are listed whatever their valid_to; the other three sections drop expired capsules.
+  MATCH (c:Capsule) USING INDEX SEEK c:Capsule(counted, valid_to)
+  WHERE c.counted IN ['constraints', 'decisions', 'ready'] AND c.valid_to <= $now
+    AND c.project_id STARTS WITH coalesce($project_id, $project_prefix, '')
     AND ($project_id IS NULL OR c.project_id = $project_id)
     AND ($project_prefix IS NULL OR c.project_id = $project_prefix OR c.project_id STARTS WITH $project_prefix + '/')
-    AND c.tier = 'active' AND c.tombstoned_at IS NULL AND c.superseded = false
-    AND (c.valid_to IS NULL OR c.valid_to > $now)
-  RETURN count(c) AS constraints_total
+  RETURN sum(CASE c.counted WHEN 'constraints' THEN 1 ELSE 0 END) AS constraints_expired,
+         sum(CASE c.counted WHEN 'decisions' THEN 1 ELSE 0 END) AS decisions_expired,
+         sum(CASE c.counted WHEN 'ready' THEN 1 ELSE 0 END) AS ready_expired
 }
 CALL () {
   // A fence: its project index seek (the unfenced branch below does the rest).
@@ -85,15 +102,6 @@ CALL () {
                     updated_us: c.updated_at.epochSeconds * 1000000 + c.updated_at.microsecond}) AS unfenced_constraints
 }
 CALL () {
-  MATCH (c:Decision) USING INDEX SEEK c:Decision(project_id)
-  WHERE c.project_id STARTS WITH coalesce($project_id, $project_prefix, '')
-    AND ($project_id IS NULL OR c.project_id = $project_id)
-    AND ($project_prefix IS NULL OR c.project_id = $project_prefix OR c.project_id STARTS WITH $project_prefix + '/')
-    AND c.tombstoned_at IS NULL AND c.superseded = false
-    AND (c.valid_to IS NULL OR c.valid_to > $now)
-  RETURN count(c) AS decisions_total
-}
-CALL () {
   // A fence: its project index seek (the unfenced branch below does the rest).
   UNWIND CASE WHEN $project_id IS NULL AND $project_prefix IS NULL THEN [] ELSE [true] END AS fenced
   MATCH (c:Decision) USING INDEX SEEK c:Decision(project_id)
@@ -137,15 +145,6 @@ CALL () {
   LIMIT $top_section
   RETURN collect(c {.id, .project_id, .headline, .content, .tier, superseded: false,
                     updated_us: c.updated_at.epochSeconds * 1000000 + c.updated_at.microsecond}) AS unfenced_decisions
-}
-CALL () {
-  // Stale and superseded traps stay: each row carries its own tier and superseded marker.
-  MATCH (c:FailurePattern) USING INDEX SEEK c:FailurePattern(project_id)
-  WHERE c.project_id STARTS WITH coalesce($project_id, $project_prefix, '')
-    AND ($project_id IS NULL OR c.project_id = $project_id)
-    AND ($project_prefix IS NULL OR c.project_id = $project_prefix OR c.project_id STARTS WITH $project_prefix + '/')
-    AND c.tombstoned_at IS NULL
-  RETURN count(c) AS traps_total
 }
 CALL () {
   // A fence: its project index seek (the unfenced branch below does the rest).
@@ -192,16 +191,6 @@ CALL () {
                     updated_us: c.updated_at.epochSeconds * 1000000 + c.updated_at.microsecond}) AS unfenced_traps
 }
 CALL () {
-  // SPEC §3 ready: maintained on write (open, live, unblocked); expiry is the request clock's.
-  MATCH (t:Capsule) USING INDEX SEEK t:Capsule(ready, project_id)
-  WHERE t.ready = true
-    AND t.project_id STARTS WITH coalesce($project_id, $project_prefix, '')
-    AND ($project_id IS NULL OR t.project_id = $project_id)
-    AND ($project_prefix IS NULL OR t.project_id = $project_prefix OR t.project_id STARTS WITH $project_prefix + '/')
-    AND (t.valid_to IS NULL OR t.valid_to > $now)
-  RETURN count(t) AS ready_total
-}
-CALL () {
   // A fence: its project index seek (the unfenced branch below does the rest).
   UNWIND CASE WHEN $project_id IS NULL AND $project_prefix IS NULL THEN [] ELSE [true] END AS fenced
   MATCH (t:Capsule) USING INDEX SEEK t:Capsule(ready, project_id)
@@ -224,7 +213,7 @@ CALL () {
   CALL () {
     MATCH (c:Capsule) USING INDEX SEEK c:Capsule(ready, updated_at)
     WHERE c.ready = true AND c.updated_at < $now AND (c.valid_to IS NULL OR c.valid_to > $now)
-    WITH c ORDER BY c.updated_at DESC LIMIT $top_ready
+    WITH c ORDER BY c.ready DESC, c.updated_at DESC LIMIT $top_ready
     RETURN min(datetime.truncate('microsecond', c.updated_at)) AS floor
   }
   CALL (floor) {
@@ -276,5 +265,7 @@ CALL (loop_edges) {
   WHERE size(live_sources) > 0
   RETURN collect([t.seq, live_sources]) AS live_blocked_by
 }
-RETURN fenced_constraints + unfenced_constraints AS constraints, constraints_total, fenced_ready + unfenced_ready AS ready, ready_total, loop_edges, live_blocked_by,
-       fenced_decisions + unfenced_decisions AS decisions, decisions_total, fenced_traps + unfenced_traps AS traps, traps_total
+RETURN fenced_constraints + unfenced_constraints AS constraints, constraints_listed - constraints_expired AS constraints_total,
+       fenced_ready + unfenced_ready AS ready, ready_listed - ready_expired AS ready_total, loop_edges, live_blocked_by,
+       fenced_decisions + unfenced_decisions AS decisions, decisions_listed - decisions_expired AS decisions_total,
+       fenced_traps + unfenced_traps AS traps, traps_total

@@ -12,10 +12,17 @@ WITH c,
          AND coalesce(x.status, 'open') <> 'done'
          AND NOT EXISTS { MATCH (s:Capsule)-[:SUPERSEDES]->(x) WHERE s.tombstoned_at IS NULL }
      } END AS open_blockers
+WITH c, superseded, open_blockers,
+     CASE WHEN c.kind IN ['task', 'epic'] AND c.status = 'open' AND c.tombstoned_at IS NULL
+               AND NOT superseded AND open_blockers = 0 THEN true END AS ready
 RETURN c.id AS id, c.seq AS seq, c.kind AS kind, c.headline AS headline, c.content AS content,
        labels(c) AS labels, c.tokens AS tokens, c.ord AS ord,
        c.superseded AS stored_superseded, superseded,
        c.open_blockers AS stored_open_blockers, open_blockers,
-       c.ready AS stored_ready,
-       CASE WHEN c.kind IN ['task', 'epic'] AND c.status = 'open' AND c.tombstoned_at IS NULL
-                 AND NOT superseded AND open_blockers = 0 THEN true END AS ready
+       c.ready AS stored_ready, ready,
+       c.counted AS stored_counted,
+       CASE WHEN c.tombstoned_at IS NOT NULL THEN null
+            WHEN c.kind = 'constraint' AND c.tier = 'active' AND NOT superseded THEN 'constraints'
+            WHEN c.kind = 'decision' AND NOT superseded THEN 'decisions'
+            WHEN c.kind = 'failure_pattern' THEN 'traps'
+            WHEN ready THEN 'ready' END AS counted

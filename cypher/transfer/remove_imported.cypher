@@ -1,5 +1,16 @@
-// Undo an interrupted import: remove the capsules (and their edges) that THIS import created.
+// Undo an interrupted import: remove the capsules (and their edges) that THIS import created,
+// and take back the counts their maintained `counted` added to the tallies (graphsvc.store.maintain).
 // Only ever called with ids that were checked absent before the import began.
 UNWIND $ids AS imported
 MATCH (c:Capsule {id: imported})
+WITH c, c.counted AS section, c.project_id AS project_id
 DETACH DELETE c
+WITH section, project_id
+WHERE section IS NOT NULL
+WITH section + '|' + project_id AS key, count(*) AS gone
+ORDER BY key
+MATCH (t:Tally {key: key})
+SET t.tally_lock = true
+REMOVE t.tally_lock
+WITH t, gone
+SET t.listed = t.listed - gone

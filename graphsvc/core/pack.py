@@ -97,9 +97,10 @@ class PackInputs:
     traps_total: int
 
 
-#: Every content row adds at least this many characters to a pack's body: `{"headline":` and
-#: `"id":"cap-1"` alone are 24. A token is 4 characters.
-MIN_ROW_CHARS = 16
+#: Every constraint row after the first adds at least this many characters to a pack's body: the
+#: row with the shortest id and empty strings, `,{"headline":"","id":"cap-1","project_id":""}` (45),
+#: and its handle, `,"cap-1"` (8). A token is 4 characters.
+MIN_ROW_CHARS = 53
 
 
 def constraint_rows_needed(token_budget: int) -> int:

@@ -93,7 +93,7 @@ def _ingest(tx: ManagedTransaction, items: Sequence[CapsuleIn], now: datetime, b
     # whatever its `supersedes` retire (and what those blocked).
     new_tasks = [capsule_id for item, capsule_id in zip(items, ids) if item.kind in DAG_KINDS]
     maintain.refresh(tx, superseded=[edge["to"] for edge in supersedes],
-                     readiness=new_tasks + [target for _, target in blocks])
+                     readiness=new_tasks + [target for _, target in blocks], touched=ids)
     return ids
 
 

@@ -9,11 +9,16 @@ they never change an answer, only its cost):
 * `superseded`: an incoming SUPERSEDES from a capsule that is not tombstoned;
 * task/epic only: `open_blockers` (BLOCKS sources that still block: not done, not tombstoned,
   not superseded), `ready` (true when open, live and unblocked; absent otherwise) and `ord`
-  (graphsvc.store.blocks_order).
+  (graphsvc.store.blocks_order);
+* `counted`: the pack section the capsule counts in ('constraints', 'decisions', 'traps',
+  'ready', or absent), and per project and section a `(:Tally {key, project_id, section, listed})`
+  node holding how many capsules count there, so a pack's totals sum the fence's tallies instead
+  of counting its capsules (expiry is subtracted at read time: it belongs to the request clock).
 
-How a write keeps them: it names the capsules whose `superseded` may have changed and those whose
-readiness may have changed, and `refresh` recomputes exactly those from the graph, inside the
-write's transaction. Recomputing (rather than adding +1/-1) makes each value a pure function of
+How a write keeps them: it names the capsules whose `superseded` may have changed, those whose
+readiness may have changed and those it created or changed itself, and `refresh` recomputes
+exactly those from the graph, inside the write's transaction. A tally moves by one when a
+capsule's `counted` changes: the only sum kept, and the verify audit recounts it from scratch. Recomputing (rather than adding +1/-1) makes each value a pure function of
 the committed graph around it. Each refresh takes the node's write lock BEFORE computing its
 value, so with concurrent writers the last one to commit a node computed it after every other
 writer of that node had committed: the stored value is the from-scratch value (tested by a
@@ -30,7 +35,7 @@ from graphsvc.core.textmatch import text_tokens
 from graphsvc.store.db import run
 
 #: The schema this code writes and reads; `graphsvc migrate` brings older stores to it.
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 
 def kind_label(kind: str) -> str:
@@ -43,11 +48,14 @@ def folded_tokens(headline: str, content: str) -> list[str]:
     return sorted(text_tokens(headline, content))
 
 
-def refresh(tx: ManagedTransaction, superseded: Iterable[str] = (), readiness: Iterable[str] = ()) -> None:
-    """Recompute `superseded` of the first ids, then readiness of the second ids and of what they block.
+def refresh(tx: ManagedTransaction, superseded: Iterable[str] = (), readiness: Iterable[str] = (),
+            touched: Iterable[str] = ()) -> None:
+    """Recompute `superseded` of the first ids, readiness of the second ids and of what they block,
+    then `counted` (and the tallies) of all of those and of the `touched` ids.
 
     A capsule whose `superseded` may change is refreshed in step 1 and, with every capsule it
-    blocks, in step 2 (a superseded blocker stops blocking).
+    blocks, in step 2 (a superseded blocker stops blocking). `touched`: capsules the write created
+    or whose kind-relevant fields (tier, status, tombstone) it changed itself.
     """
     first = sorted(set(superseded))
     second = set(readiness) | set(first)
@@ -55,6 +63,9 @@ def refresh(tx: ManagedTransaction, superseded: Iterable[str] = (), readiness: I
         second.update(r["id"] for r in run(tx, "maintain/refresh_superseded", ids=first))
     if second:
         run(tx, "maintain/refresh_readiness", ids=sorted(second))
+    third = second | set(touched)
+    if third:
+        run(tx, "maintain/refresh_counted", ids=sorted(third))
 
 
 def blocked_by_changes(tx: ManagedTransaction, ids: Iterable[str]) -> list[str]:

@@ -17,7 +17,9 @@ Then the version is recorded. Running it on a current store does nothing. `serve
 start-up; the CLI shows a progress bar.
 
 `verify` recomputes every maintained field from the raw graph (maintain/expected; tokens in
-Python) and checks the order's invariant; `repair=True` rewrites what drifted.
+Python), checks the order's invariant and recounts every tally; `repair=True` rewrites what drifted.
+A v2 store becomes v3 by the same page rewrite: `maintain.refresh` sets each capsule's `counted`
+and moves the tallies (idempotent: a page done twice moves nothing the second time).
 """
 
 from __future__ import annotations
@@ -146,17 +148,32 @@ class Drift:
     capsules: int = 0
     fields: dict[str, list[str]] = field(default_factory=dict)
     order: list[str] = field(default_factory=list)
+    #: "section|project_id" keys whose stored tally differs from the recount of their capsules
+    tallies: list[str] = field(default_factory=list)
 
     @property
     def clean(self) -> bool:
-        return not self.fields and not self.order
+        return not self.fields and not self.order and not self.tallies
 
     def add(self, name: str, capsule_id: str) -> None:
         self.fields.setdefault(name, []).append(capsule_id)
 
 
 _COMPARED = (("superseded", "stored_superseded"), ("open_blockers", "stored_open_blockers"),
-             ("ready", "stored_ready"))
+             ("ready", "stored_ready"), ("counted", "stored_counted"))
+
+
+def _tally_drift(db: Database) -> list[str]:
+    """Keys whose stored tally differs from the count of capsules whose `counted` names it (0 = absent)."""
+    stored = {r["key"]: r["listed"] for r in db.query("maintain/tallies")}
+    counted = {r["key"]: r["listed"] for r in db.query("maintain/counted_by_key")}
+    return sorted(key for key in set(stored) | set(counted) if stored.get(key, 0) != counted.get(key, 0))
+
+
+def _recount(tx: ManagedTransaction, keys: list[str]) -> None:
+    for key in sorted(keys):
+        section, project_id = key.split("|", 1)
+        run(tx, "maintain/recount_tally", section=section, project_id=project_id)
 
 
 def _check_order(ords: dict[int, int | None], edges: list[tuple[int, int, bool]]) -> list[str]:
@@ -205,4 +222,7 @@ def verify(db: Database, repair: bool = False, progress: Progress | None = None)
         drift.order = _check_order(ords, edges)
         if repair and drift.order:
             db.write(_order_again)
+        drift.tallies = _tally_drift(db)  # after the page repairs, which move tallies themselves
+        if repair and drift.tallies:
+            db.write(lambda tx: _recount(tx, drift.tallies))
     return drift

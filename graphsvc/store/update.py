@@ -67,8 +67,9 @@ def _update(tx: ManagedTransaction, capsule_id: str, upd: CapsuleUpdate, now: da
         changes["tokens"] = maintain.folded_tokens(changes.get("headline", current["headline"]),
                                                    changes.get("content", current["content"]))
     run(tx, "capsules/update", id=capsule_id, changes=changes)
-    if "status" in changes:  # done/open changes its own readiness and whether it blocks others
-        maintain.refresh(tx, readiness=maintain.blocked_by_changes(tx, [capsule_id]))
+    # done/open changes its own readiness and whether it blocks others; tier which section it counts in
+    blocked = maintain.blocked_by_changes(tx, [capsule_id]) if "status" in changes else []
+    maintain.refresh(tx, readiness=blocked, touched=[capsule_id])
     return from_record(run(tx, "capsules/get_many", ids=[capsule_id])[0], now)
 
 

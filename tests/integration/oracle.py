@@ -56,7 +56,7 @@ def _expected_pages(db: Database) -> Iterator[Any]:
 
 
 def maintained_state(db: Database) -> dict[str, dict[str, Any]]:
-    """Per capsule id, the maintained fields as stored (kind labels, tokens, superseded, open_blockers, ready)."""
+    """Per capsule id, the maintained fields as stored (kind labels, tokens, superseded, open_blockers, ready, counted)."""
     return {
         r["id"]: {
             "labels": sorted(set(r["labels"]) - {"Capsule"}),
@@ -64,6 +64,7 @@ def maintained_state(db: Database) -> dict[str, dict[str, Any]]:
             "superseded": r["stored_superseded"],
             "open_blockers": r["stored_open_blockers"],
             "ready": r["stored_ready"],
+            "counted": r["stored_counted"],
         }
         for r in _expected_pages(db)
     }
@@ -78,6 +79,7 @@ def recomputed_state(db: Database) -> dict[str, dict[str, Any]]:
             "superseded": r["superseded"],
             "open_blockers": r["open_blockers"],
             "ready": r["ready"],
+            "counted": r["counted"],
         }
         for r in _expected_pages(db)
     }
@@ -88,7 +90,7 @@ def describe_drift(db: Database, drift: Drift) -> str:
     stored, expected = maintained_state(db), recomputed_state(db)
     ids = sorted({capsule_id for ids in drift.fields.values() for capsule_id in ids},
                  key=lambda capsule_id: int(capsule_id.split("-")[1]))
-    lines = [f"maintained state drifted: fields={drift.fields} order={drift.order}"]
+    lines = [f"maintained state drifted: fields={drift.fields} order={drift.order} tallies={drift.tallies}"]
     for capsule_id in ids[:20]:
         lines.append(f"  {capsule_id}: stored={stored.get(capsule_id)} recomputed={expected.get(capsule_id)}")
     return "\n".join(lines)

@@ -6,6 +6,7 @@ which the pack-level tests cannot see (the pack looks the same either way).
 
 from __future__ import annotations
 
+from graphsvc.core.pack import constraint_rows_needed
 from graphsvc.store.bootstrap import read_inputs
 from graphsvc.store.db import run
 from graphsvc.models import BootstrapRequest
@@ -45,7 +46,7 @@ def test_constraints_travel_only_as_far_as_the_budget_could_hold_them(db):
     for n in range(60):
         s.put("constraint", f"Constraint {n}", age_days=n)
     small = read_inputs(db, BootstrapRequest(token_budget=40), NOW)
-    assert len(small.constraints) == 2 + 40 * 4 // 16 and small.constraints_total == 60
+    assert len(small.constraints) == constraint_rows_needed(40) == 2 + 40 * 4 // 53 and small.constraints_total == 60
     assert len(read_inputs(db, BootstrapRequest(token_budget=1500), NOW).constraints) == 60
 
 

@@ -36,8 +36,9 @@ HOSTILE = [
 
 
 def counts(db) -> tuple[int, int]:
+    """Capsules and relationships (the service's own bookkeeping nodes, e.g. tallies, aside)."""
     record = db._driver.execute_query(
-        "MATCH (n) WITH count(n) AS nodes OPTIONAL MATCH ()-[r]->() RETURN nodes, count(r) AS rels"
+        "MATCH (n:Capsule) WITH count(n) AS nodes OPTIONAL MATCH ()-[r]->() RETURN nodes, count(r) AS rels"
     ).records[0]
     return record["nodes"], record["rels"]
 

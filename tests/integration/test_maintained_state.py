@@ -29,6 +29,7 @@ import graphsvc.store.migrate as migrate_module
 from graphsvc.clock import fixed_clock
 from graphsvc.errors import Conflict, Unavailable
 from graphsvc.service import GraphService
+from graphsvc.store.maintain import SCHEMA_VERSION
 from graphsvc.store.migrate import migrate, schema_state, verify
 
 from .oracle import assert_maintained, describe_drift, oracle_pack, pack_diff
@@ -422,14 +423,14 @@ def test_migrate_upgrades_a_v1_store_to_the_oracle_answers(db):
     assert set(before.fields["label"]) == set(ids) and set(before.fields["tokens"]) == set(ids)
     assert before.order, "tasks without an ord must be reported"
 
-    assert migrate(db) == {"from": 1, "to": 2, "capsules": len(ids)}
+    assert migrate(db) == {"from": 1, "to": SCHEMA_VERSION, "capsules": len(ids)}
     assert_maintained(db, context="after migrate")
-    assert schema_state(db) == {"version": 2, "migrating_to": None, "order_done": None, "pages_after": None}
+    assert schema_state(db) == {"version": SCHEMA_VERSION, "migrating_to": None, "order_done": None, "pages_after": None}
 
     svc = GraphService(db, clock=fixed_clock(now))
     assert_packs_match_oracle(svc, MIGRATION_REQUESTS, context="after migrate")
     assert svc.bootstrap({"project_id": "p"})["ready"]["cycle"] == ["cap-14", "cap-15"]
-    assert migrate(db) == {"from": 2, "to": 2, "capsules": 0}
+    assert migrate(db) == {"from": SCHEMA_VERSION, "to": SCHEMA_VERSION, "capsules": 0}
 
 
 def test_an_interrupted_migration_resumes_after_its_last_committed_page(db, monkeypatch):
@@ -451,7 +452,7 @@ def test_an_interrupted_migration_resumes_after_its_last_committed_page(db, monk
     with pytest.raises(RuntimeError, match="simulated crash"):
         migrate(db)
     interrupted = schema_state(db)
-    assert interrupted["migrating_to"] == 2 and interrupted["version"] is None
+    assert interrupted["migrating_to"] == SCHEMA_VERSION and interrupted["version"] is None
     assert interrupted["pages_after"] == 2, interrupted  # page 1 (cap-1, cap-2) committed, page 2 did not
     assert not verify(db).clean
 
@@ -459,8 +460,8 @@ def test_an_interrupted_migration_resumes_after_its_last_committed_page(db, monk
     calls.clear()
     done = migrate(db)
     assert calls[0] == 2, f"the rerun must resume after the committed page, not restart: {calls}"
-    assert done == {"from": 1, "to": 2, "capsules": len(ids) - 2}
-    assert schema_state(db)["version"] == 2
+    assert done == {"from": 1, "to": SCHEMA_VERSION, "capsules": len(ids) - 2}
+    assert schema_state(db)["version"] == SCHEMA_VERSION
     assert_maintained(db, context="after the resumed migration")
     assert_packs_match_oracle(GraphService(db, clock=fixed_clock(now)), MIGRATION_REQUESTS, context="after resume")
 
@@ -477,16 +478,39 @@ def test_verify_repair_mends_a_tampered_store(db):
     run("MATCH (c:Capsule {id: 'cap-9'}) REMOVE c:Decision")
     run("MATCH (c:Capsule {id: 'cap-7'}) SET c.tokens = ['zzz']")
     run("MATCH (c:Capsule {id: 'cap-10'}) SET c.superseded = false")
+    run("MATCH (c:Capsule {id: 'cap-7'}) REMOVE c.counted")  # an active constraint
+    run("MATCH (t:Tally) WHERE t.section = 'decisions' SET t.listed = t.listed + 5")
     run("""MATCH (a:Capsule {id: 'cap-5'})-[r:BLOCKS]->(b:Capsule {id: 'cap-1'}) WHERE r.closes_loop IS NULL
            WITH a, b, a.ord AS x, b.ord AS y SET a.ord = y, b.ord = x""")
 
     drift = verify(db)
     assert {name: sorted(ids) for name, ids in drift.fields.items()} == {
         "ready": ["cap-5"], "open_blockers": ["cap-2"], "label": ["cap-9"], "tokens": ["cap-7"],
-        "superseded": ["cap-10"]}, describe_drift(db, drift)
+        "superseded": ["cap-10"], "counted": ["cap-7"]}, describe_drift(db, drift)
     assert any("cap-5->cap-1" in problem for problem in drift.order), drift.order
+    # decisions|p was raised by 5; constraints|p counts cap-7, whose `counted` is gone
+    assert drift.tallies == ["constraints|p", "decisions|p"], drift.tallies
 
     repaired = verify(db, repair=True)
     assert not repaired.clean  # it reports what it found...
     assert_maintained(db, context="after repair")  # ...and leaves nothing behind
     assert_packs_match_oracle(GraphService(db, clock=fixed_clock(now)), MIGRATION_REQUESTS, context="after repair")
+
+
+def test_migrate_upgrades_a_v2_store_to_tallies_and_is_exact(db):
+    """A v2 store has labels, tokens and readiness but no `counted` and no tallies: v3 adds them."""
+    now = T0 + timedelta(days=40)
+    write_v1_store(db, now)
+    migrate(db)
+    run = db._driver.execute_query
+    run("MATCH (c:Capsule) REMOVE c.counted")  # as schema v2 left a store
+    run("MATCH (t:Tally) DETACH DELETE t")
+    run("MATCH (v:SchemaVersion {name: 'graphsvc'}) SET v.version = 2")
+    before = verify(db)
+    assert set(before.fields) == {"counted"}, describe_drift(db, before)
+
+    done = migrate(db)
+    assert (done["from"], done["to"]) == (2, SCHEMA_VERSION) and done["capsules"] > 0
+    assert_maintained(db, context="after the v2 -> v3 migration")
+    assert_packs_match_oracle(GraphService(db, clock=fixed_clock(now)), MIGRATION_REQUESTS, context="after v2 -> v3")
+    assert migrate(db)["capsules"] == 0

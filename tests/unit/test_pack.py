@@ -18,15 +18,18 @@ from graphsvc.core.candidates import Candidate
 from graphsvc.core.canonical import canonical_json
 from graphsvc.core.pack import (
     ADVISORY,
+    MIN_ROW_CHARS,
     NOTICE,
     PackInputs,
     PackRequest,
     assemble_pack,
     capsule_row,
+    constraint_rows_needed,
     excerpt,
     trap_row,
 )
-from graphsvc.core.textmatch import tokenize
+from graphsvc.core.ranking import rank
+from graphsvc.core.textmatch import term_token_sets, tokenize
 
 NOW = datetime(2026, 12, 2, 14, 0, tzinfo=timezone.utc)
 HUGE = 10**9
@@ -643,3 +646,33 @@ def test_terms_rerank_constraints_by_coverage_but_never_filter(data: PackInputs,
 
     coverage = [coverage_of(i) for i in section_ids(with_terms, "constraints")]
     assert coverage == sorted(coverage, reverse=True)
+
+
+@st.composite
+def many_small_constraints(draw: st.DrawFn) -> list[Candidate]:
+    """Up to 300 constraints with the shortest rows a store can hold (1-char headlines, short ids)."""
+    size = draw(st.sampled_from([0, 1, 2, 20, 120, 300]))
+    rows = draw(st.lists(st.tuples(st.sampled_from(["a", "b", "neo4j", "deploy pool"]), st.sampled_from(["p", "q/x"]),
+                                   st.integers(-3600, 10**6)), min_size=size, max_size=size))
+    return [Candidate(id=f"cap-{n}", project_id=project, headline=headline, content=headline,
+                      updated_at=NOW - timedelta(seconds=age), tier="active", superseded=False)
+            for n, (headline, project, age) in enumerate(rows, start=1)]
+
+
+@settings(max_examples=150, deadline=None)
+@given(constraints=many_small_constraints(), req=requests)
+def test_constraints_past_constraint_rows_needed_never_change_the_pack(constraints: list[Candidate],
+                                                                       req: PackRequest) -> None:
+    # The store ships only the first constraint_rows_needed(budget) constraints in rank order
+    # (constraints_total stays the full count); the pack must be byte-identical to the one built
+    # from all of them.
+    full = inputs(constraints=constraints)
+    ranked = rank(constraints, term_token_sets(list(req.terms)), NOW)
+    shipped = replace(full, constraints=ranked[:constraint_rows_needed(req.token_budget)])
+    assert canonical_json(assemble_pack(shipped, req, NOW)) == canonical_json(assemble_pack(full, req, NOW))
+
+
+def test_min_row_chars_is_the_shortest_constraint_row_with_its_handle() -> None:
+    shortest = Candidate(id="cap-1", project_id="", headline="", content="", updated_at=NOW, tier="active",
+                         superseded=False)
+    assert MIN_ROW_CHARS == len("," + canonical_json(capsule_row(shortest))) + len(',"cap-1"')

@@ -68,5 +68,8 @@ def run_verify(args: argparse.Namespace) -> int:
         print(f"drift in {name}: {shown}", file=sys.stderr)
     for problem in drift.order:
         print(f"order: {problem}", file=sys.stderr)
+    if drift.tallies:
+        shown = ", ".join(drift.tallies[:5]) + (f", … ({len(drift.tallies)} in all)" if len(drift.tallies) > 5 else "")
+        print(f"drift in tallies (section|project): {shown}", file=sys.stderr)
     print("repaired" if args.repair else "run `graphsvc verify --repair` to fix it", file=sys.stderr)
     return 0 if args.repair else 1
