@@ -73,6 +73,9 @@ class LocalNeo4j:
             bolt_port=int(os.environ.get(prefix + "BOLT_PORT", bolt)),
             http_port=int(os.environ.get(prefix + "HTTP_PORT", http)),
             password=os.environ.get("GRAPHSVC_LOCAL_NEO4J_PASSWORD", DEFAULT_PASSWORD),
+            # a 1M-capsule store (~2.7 GB) wants a larger page cache than a laptop's default
+            heap=os.environ.get(prefix + "HEAP", cls.heap),
+            pagecache=os.environ.get(prefix + "PAGECACHE", cls.pagecache),
         )
 
     @classmethod
