@@ -172,6 +172,10 @@ def main() -> None:
         runs = [run_size(db, size, args.requests, args.warmup, args.max_seconds) for size in args.sizes]
     finally:
         db.close()
+    if RESULTS.exists():  # keep the other sizes of an earlier run: one size can be rerun alone
+        earlier = json.loads(RESULTS.read_text(encoding="utf-8")).get("runs", [])
+        runs = sorted([run for run in earlier if run["capsules"] not in {r["capsules"] for r in runs}] + runs,
+                      key=lambda run: run["capsules"])
     results = {
         "benchmark": "memory_bootstrap latency over HTTP (sequential, keep-alive, 127.0.0.1)",
         "targets_at_100k": {"p50_ms": TARGET_P50_MS, "p95_ms": TARGET_P95_MS},

@@ -6,12 +6,13 @@ keeps. `migrate` brings it to `SCHEMA_VERSION` in two phases, each resumable:
 1. capsule pages in seq order (keyset), each page written in ONE transaction together with the
    progress marker (`SchemaVersion.pages_after`), so a crash loses at most the page in flight and
    a rerun starts after the last committed page;
-2. the BLOCKS order, computed from scratch over every task/epic (graphsvc.core.order) and written
-   in ONE transaction under the BLOCKS-insertion lock; rerunning it recomputes it (idempotent).
+2. the BLOCKS order, computed from scratch over every task/epic (graphsvc.core.order) under the
+   BLOCKS-insertion lock, written in pages (each under the lock) and checked again until it holds;
+   rerunning it writes nothing (idempotent).
 
 Both are safe beside live writes (several workers start at once, one serves while another still
 migrates): values are recomputed under each node's lock (`maintain.refresh`), the order under the
-insertion lock.
+insertion lock (`_order_again`).
 
 Then the version is recorded. Running it on a current store does nothing. `serve` runs it at
 start-up; the CLI shows a progress bar.
@@ -90,31 +91,70 @@ def _dag(db: Database) -> tuple[dict[int, int | None], list[tuple[int, int, bool
         after = page[-1]["seq"]
 
 
-def _order_again(tx: ManagedTransaction) -> None:
-    """The whole BLOCKS order from scratch, read and written in ONE transaction under the insertion lock.
-
-    A worker already serving may insert BLOCKS edges meanwhile: the lock makes it wait, so the order
-    written here covers every committed edge, and no insertion ever sees a half-written order.
-    """
-    run(tx, "order/lock")
+def _read_dag(tx: ManagedTransaction) -> tuple[dict[int, int | None], dict[int, dict[int, bool]]]:
+    """Every task/epic seq with its stored ord, and its outgoing BLOCKS edges {to: marked}."""
     ords: dict[int, int | None] = {}
-    edges: list[tuple[int, int]] = []
+    out: dict[int, dict[int, bool]] = {}
     after = 0
     while True:
         page = run(tx, "order/all_dag", after=after, limit=PAGE)
         for r in page:
             ords[r["seq"]] = r["ord"]
-            edges.extend((r["seq"], target) for target, _ in r["out"])
+            out[r["seq"]] = {target: marked for target, marked in r["out"]}
         if len(page) < PAGE:
-            break
+            return ords, out
         after = page[-1]["seq"]
-    ord_of, marked = from_scratch(ords, edges)
+
+
+def _order_rows(ords: dict[int, int | None], out: dict[int, dict[int, bool]]) -> list[dict[str, Any]]:
+    """The rows of a from-scratch order that differ from what is stored (ord or an edge's mark).
+
+    Kahn's priority is the stored ord where there is one, so what is in order keeps its place
+    and a repair rewrites little."""
+    edges = [(a, b) for a, targets in out.items() for b in targets]
+    priority = {seq: value if value is not None else seq for seq, value in ords.items()}
+    ord_of, marked = from_scratch(ords, edges, priority=priority)
     marks: dict[int, list[int]] = {}
     for a, b in marked:
         marks.setdefault(a, []).append(b)
-    rows = [{"seq": seq, "ord": ord_of[seq], "marked": sorted(marks.get(seq, []))} for seq in sorted(ord_of)]
-    for start in range(0, len(rows), PAGE):
-        run(tx, "order/write_page", rows=rows[start:start + PAGE])
+    rows = []
+    for seq in sorted(ord_of):
+        wanted = sorted(marks.get(seq, []))
+        stored = sorted(b for b, is_marked in out.get(seq, {}).items() if is_marked)
+        if ords.get(seq) != ord_of[seq] or wanted != stored:
+            rows.append({"seq": seq, "ord": ord_of[seq], "marked": wanted})
+    return rows
+
+
+def _order_again(db: Database, attempts: int = 5) -> None:
+    """The BLOCKS order from scratch, written in pages of PAGE rows, each under the insertion lock.
+
+    One transaction for the whole order outgrew Neo4j's transaction memory at 1M capsules
+    (MemoryPoolOutOfMemoryError), so the order is computed under the lock, written in pages (only
+    the rows that differ from what is stored), then its invariant is checked under the lock: an
+    insertion that ran between two pages (a worker already serving) saw a half-written order, so
+    while the check fails the order is recomputed (priority: the stored ords, so little moves).
+    """
+    def plan(tx: ManagedTransaction, first: bool) -> list[dict[str, Any]]:
+        run(tx, "order/lock")
+        ords, out = _read_dag(tx)
+        edges = [(a, b, marked) for a, targets in out.items() for b, marked in targets.items()]
+        if not first and not _check_order(ords, edges):
+            return []
+        return _order_rows(ords, out)
+
+    def write(tx: ManagedTransaction, rows: list[dict[str, Any]]) -> None:
+        run(tx, "order/lock")
+        run(tx, "order/write_page", rows=rows)
+
+    for attempt in range(attempts):
+        rows = db.write(lambda tx: plan(tx, attempt == 0))
+        if not rows and attempt > 0:
+            return
+        for start in range(0, len(rows), PAGE):
+            db.write(lambda tx, chunk=rows[start:start + PAGE]: write(tx, chunk))
+    raise RuntimeError(f"the BLOCKS order did not settle after {attempts} passes (BLOCKS edges kept being "
+                       "inserted meanwhile); run `graphsvc verify --repair` when writes are quieter")
 
 
 def migrate(db: Database, progress: Progress | None = None) -> dict[str, Any]:
@@ -134,7 +174,7 @@ def migrate(db: Database, progress: Progress | None = None) -> dict[str, Any]:
                 progress(count)
             if count < PAGE:
                 break
-        db.write(_order_again)
+        _order_again(db)
     db.write(lambda tx: (run(tx, "order/lock"),  # the lock node exists before the first BLOCKS insertion
                          run(tx, "maintain/set_schema_version", changes={
                              "version": maintain.SCHEMA_VERSION, "migrating_to": None, "pages_after": None})))
@@ -221,7 +261,7 @@ def verify(db: Database, repair: bool = False, progress: Progress | None = None)
         ords, edges = _dag(db)
         drift.order = _check_order(ords, edges)
         if repair and drift.order:
-            db.write(_order_again)
+            _order_again(db)
         drift.tallies = _tally_drift(db)  # after the page repairs, which move tallies themselves
         if repair and drift.tallies:
             db.write(lambda tx: _recount(tx, drift.tallies))

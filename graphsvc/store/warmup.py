@@ -36,6 +36,7 @@ STATEMENTS: tuple[tuple[str, dict[str, Any]], ...] = (
     ("order/create_blocks", {"edges": [{"from": _NOWHERE, "to": _NOWHERE, "closes_loop": False}]}),
     ("maintain/refresh_superseded", {"ids": [_NOWHERE]}),
     ("maintain/refresh_readiness", {"ids": [_NOWHERE]}),
+    ("maintain/refresh_counted", {"ids": [_NOWHERE]}),
     ("maintain/blocked_targets", {"ids": [_NOWHERE]}),
     ("maintain/superseded_targets", {"ids": [_NOWHERE]}),
 )
