@@ -254,3 +254,18 @@ def test_supersede_chains_run_newest_to_oldest(db, service, shop):
     assert rows[2]["headlines"] == ["Use SQLite", "Use MySQL", "Use Postgres"]
     assert all(row["live"] for row in rows)
     assert len(run_inspect(db, "supersede_chains", None)) == 4
+
+
+# ---------------------------------------------------------------- tallies
+
+
+def test_tallies_add_up_to_the_totals_a_fenced_pack_shows(db, shop, service):
+    rows = run_inspect(db, "tallies", "shop")
+    assert {row["project_id"] for row in rows} == {"shop", "shop/web"}  # 'shopx' is outside the fence
+    shown = {}
+    for row in rows:
+        shown[row["section"]] = shown.get(row["section"], 0) + row["in_totals"]
+    pack = service.bootstrap({"project_prefix": "shop"})
+    assert shown.get("ready", 0) == pack["ready_total"] and shown.get("constraints", 0) == pack["constraints_total"] == 1
+    expired = {(row["project_id"], row["section"]): row["expired"] for row in rows}
+    assert expired[("shop", "ready")] == 1  # the expired spike is listed (maintained) but not in the total
