@@ -17,12 +17,15 @@ they never change an answer, only its cost):
 
 How a write keeps them: it names the capsules whose `superseded` may have changed, those whose
 readiness may have changed and those it created or changed itself, and `refresh` recomputes
-exactly those from the graph, inside the write's transaction. A tally moves by one when a
-capsule's `counted` changes: the only sum kept, and the verify audit recounts it from scratch. Recomputing (rather than adding +1/-1) makes each value a pure function of
-the committed graph around it. Each refresh takes the node's write lock BEFORE computing its
-value, so with concurrent writers the last one to commit a node computed it after every other
-writer of that node had committed: the stored value is the from-scratch value (tested by a
-thread race and a stateful property test).
+exactly those from the graph, inside the write's transaction. Recomputing (rather than adding
++1/-1) makes each field a pure function of the committed graph around it. Each refresh takes the
+node's write lock BEFORE computing its value, so with concurrent writers the last one to commit a
+node computed it after every other writer of that node had committed: the stored value is the
+from-scratch value (tested by a thread race and a stateful property test).
+
+The tallies are the one sum kept: when a capsule's recomputed `counted` differs from the stored
+one, one count moves between two tallies, each tally locked before it is read, so concurrent moves
+add up; `graphsvc verify` recounts every tally from scratch.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ keeps. `migrate` brings it to `SCHEMA_VERSION` in two phases, each resumable:
    a rerun starts after the last committed page;
 2. the BLOCKS order, computed from scratch over every task/epic (graphsvc.core.order) under the
    BLOCKS-insertion lock, written in pages (each under the lock) and checked again until it holds;
-   rerunning it writes nothing (idempotent).
+   rerunning it writes only the rows that differ from a fresh computation.
 
 Both are safe beside live writes (several workers start at once, one serves while another still
 migrates): values are recomputed under each node's lock (`maintain.refresh`), the order under the
