@@ -76,21 +76,6 @@ def _migrate_page(tx: ManagedTransaction, after: int) -> tuple[int, int]:
     return len(page), after
 
 
-def _dag(db: Database) -> tuple[dict[int, int | None], list[tuple[int, int, bool]]]:
-    """Every task/epic seq with its stored ord, and every BLOCKS edge (from, to, marked)."""
-    ords: dict[int, int | None] = {}
-    edges: list[tuple[int, int, bool]] = []
-    after = 0
-    while True:
-        page = db.query("order/all_dag", after=after, limit=PAGE)
-        for r in page:
-            ords[r["seq"]] = r["ord"]
-            edges.extend((r["seq"], target, marked) for target, marked in r["out"])
-        if len(page) < PAGE:
-            return ords, edges
-        after = page[-1]["seq"]
-
-
 def _read_dag(tx: ManagedTransaction) -> tuple[dict[int, int | None], dict[int, dict[int, bool]]]:
     """Every task/epic seq with its stored ord, and its outgoing BLOCKS edges {to: marked}."""
     ords: dict[int, int | None] = {}
@@ -104,6 +89,11 @@ def _read_dag(tx: ManagedTransaction) -> tuple[dict[int, int | None], dict[int, 
         if len(page) < PAGE:
             return ords, out
         after = page[-1]["seq"]
+
+
+def _edges(out: dict[int, dict[int, bool]]) -> list[tuple[int, int, bool]]:
+    """Every BLOCKS edge as (from, to, marked)."""
+    return [(a, b, marked) for a, targets in out.items() for b, marked in targets.items()]
 
 
 def _order_rows(ords: dict[int, int | None], out: dict[int, dict[int, bool]]) -> list[dict[str, Any]]:
@@ -138,8 +128,7 @@ def _order_again(db: Database, attempts: int = 5) -> None:
     def plan(tx: ManagedTransaction, first: bool) -> list[dict[str, Any]]:
         run(tx, "order/lock")
         ords, out = _read_dag(tx)
-        edges = [(a, b, marked) for a, targets in out.items() for b, marked in targets.items()]
-        if not first and not _check_order(ords, edges):
+        if not first and not _check_order(ords, _edges(out)):
             return []
         return _order_rows(ords, out)
 
@@ -258,8 +247,8 @@ def verify(db: Database, repair: bool = False, progress: Progress | None = None)
             if len(page) < PAGE:
                 break
             after = page[-1]["seq"]
-        ords, edges = _dag(db)
-        drift.order = _check_order(ords, edges)
+        ords, out = db.read(_read_dag)
+        drift.order = _check_order(ords, _edges(out))
         if repair and drift.order:
             _order_again(db)
         drift.tallies = _tally_drift(db)  # after the page repairs, which move tallies themselves
