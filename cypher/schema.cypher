@@ -24,12 +24,8 @@ FOR (k:IdempotencyKey) REQUIRE (k.caller, k.key) IS UNIQUE;
 CREATE INDEX idempotency_key_expires IF NOT EXISTS
 FOR (k:IdempotencyKey) ON (k.expires_at);
 
-// Schema v2 (graphsvc.store.maintain): the pack seeks the fence's ready tasks through this index
-// (`ready` is true on ready tasks/epics and absent elsewhere, so only they are indexed) ...
-CREATE INDEX capsule_ready_project IF NOT EXISTS
-FOR (c:Capsule) ON (c.ready, c.project_id);
-
-// ... proves "no cycle" by looking up the BLOCKS edges that closed a loop (few or none) ...
+// Schema v2 (graphsvc.store.maintain): the pack proves "no cycle" by looking up the BLOCKS edges
+// that closed a loop (few or none) ...
 CREATE INDEX blocks_closes_loop IF NOT EXISTS
 FOR ()-[r:BLOCKS]-() ON (r.closes_loop);
 
@@ -40,17 +36,8 @@ FOR (v:SchemaVersion) REQUIRE v.name IS UNIQUE;
 CREATE CONSTRAINT graphsvc_lock_name_unique IF NOT EXISTS
 FOR (l:GraphsvcLock) REQUIRE l.name IS UNIQUE;
 
-// Kinds as labels (SPEC §1): the pack's ranked sections seek their kind's project index, and the
-// cycle search seeks the open tasks/epics (only they have a status) of the fence.
-CREATE INDEX constraint_project IF NOT EXISTS
-FOR (c:Constraint) ON (c.project_id);
-
-CREATE INDEX decision_project IF NOT EXISTS
-FOR (c:Decision) ON (c.project_id);
-
-CREATE INDEX failure_pattern_project IF NOT EXISTS
-FOR (c:FailurePattern) ON (c.project_id);
-
+// Kinds as labels (SPEC §1): the cycle search seeks the open tasks/epics (only they have a status)
+// of the fence.
 CREATE INDEX capsule_status_project IF NOT EXISTS
 FOR (c:Capsule) ON (c.status, c.project_id);
 
@@ -76,21 +63,55 @@ FOR (c:Capsule) ON (c.ready, c.updated_at);
 // ... and with terms, the rows covering at least one term token (the only rows terms can lift
 // above that order) are found through the maintained folded `tokens` (a list of strings: the
 // whitespace analyzer keeps each folded token one term, split only past Lucene's 255-char token limit).
-CREATE FULLTEXT INDEX constraint_tokens IF NOT EXISTS
-FOR (c:Constraint) ON EACH [c.tokens]
+// The index also holds `project_id`, so a fenced pack's query names the fence's projects and Lucene
+// returns only the fence's rows (a project id is at most 200 characters, one with whitespace is
+// split into terms and matched as a phrase, a superset the statement filters).
+CREATE FULLTEXT INDEX constraint_terms IF NOT EXISTS
+FOR (c:Constraint) ON EACH [c.tokens, c.project_id]
 OPTIONS {indexConfig: {`fulltext.analyzer`: 'whitespace'}};
 
-CREATE FULLTEXT INDEX decision_tokens IF NOT EXISTS
-FOR (c:Decision) ON EACH [c.tokens]
+CREATE FULLTEXT INDEX decision_terms IF NOT EXISTS
+FOR (c:Decision) ON EACH [c.tokens, c.project_id]
 OPTIONS {indexConfig: {`fulltext.analyzer`: 'whitespace'}};
 
-CREATE FULLTEXT INDEX failure_pattern_tokens IF NOT EXISTS
-FOR (c:FailurePattern) ON EACH [c.tokens]
+CREATE FULLTEXT INDEX failure_pattern_terms IF NOT EXISTS
+FOR (c:FailurePattern) ON EACH [c.tokens, c.project_id]
 OPTIONS {indexConfig: {`fulltext.analyzer`: 'whitespace'}};
 
-CREATE FULLTEXT INDEX task_tokens IF NOT EXISTS
-FOR (c:Task|Epic) ON EACH [c.tokens]
+CREATE FULLTEXT INDEX task_terms IF NOT EXISTS
+FOR (c:Task|Epic) ON EACH [c.tokens, c.project_id]
 OPTIONS {indexConfig: {`fulltext.analyzer`: 'whitespace'}};
+
+// Fenced ranked sections: the same decay order per project of the fence, read in order from these
+// (`ready` is true on ready tasks/epics and absent elsewhere, so only they are in the last one).
+CREATE INDEX constraint_project_updated_at IF NOT EXISTS
+FOR (c:Constraint) ON (c.project_id, c.updated_at);
+
+CREATE INDEX decision_project_updated_at IF NOT EXISTS
+FOR (c:Decision) ON (c.project_id, c.updated_at);
+
+CREATE INDEX failure_pattern_project_updated_at IF NOT EXISTS
+FOR (c:FailurePattern) ON (c.project_id, c.updated_at);
+
+CREATE INDEX capsule_ready_project_updated_at IF NOT EXISTS
+FOR (c:Capsule) ON (c.ready, c.project_id, c.updated_at);
+
+// Replaced by the indexes above (a store written before them drops them here).
+DROP INDEX constraint_tokens IF EXISTS;
+
+DROP INDEX decision_tokens IF EXISTS;
+
+DROP INDEX failure_pattern_tokens IF EXISTS;
+
+DROP INDEX task_tokens IF EXISTS;
+
+DROP INDEX constraint_project IF EXISTS;
+
+DROP INDEX decision_project IF EXISTS;
+
+DROP INDEX failure_pattern_project IF EXISTS;
+
+DROP INDEX capsule_ready_project IF EXISTS;
 
 // Schema v3: per-project section tallies (graphsvc.store.maintain), so a pack's totals cost the
 // fence's projects, not its capsules. And the listed capsules that carry a valid_to, by section,

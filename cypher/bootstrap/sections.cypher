@@ -1,7 +1,7 @@
 // memory_bootstrap read side (SPEC §2-§4), schema v3: everything one pack needs, in ONE statement,
 // one row, one round trip. It reads the state the writes maintain (graphsvc.store.maintain) instead
 // of recomputing it, so a pack costs what it shows, not what its fence holds:
-//   * ready tasks are sought through the (ready, project_id) index: a blocked task is never visited;
+//   * ready tasks are sought through the maintained `ready` (indexed): a blocked task is never visited;
 //   * "no cycle" is proven by looking up the fence's live BLOCKS edges marked `closes_loop` (the
 //     writes keep a topological order in which every cycle has one); only a fence holding one
 //     sends its live edges for graphsvc.core.cycles to name the canonical cycle;
@@ -13,13 +13,16 @@
 //     it holds (`hit`); without terms they are not read at all (-28% p50 for a project at 1M).
 //   * totals are exact: the fence's maintained per-project tallies, less the listed capsules that have
 //     expired by $now (sought through the (counted, valid_to) index).
-//   * with NO fence a ranked section does not sort the store: its "floor" is the truncated updated_at
-//     of the k-th freshest live row before $now, read in order from the kind's updated_at index;
-//     the rows from the floor on (all rows updated at/after $now rank as $now, so they are in) hold
-//     the terms-free top k with its boundary ties whole. With terms, the only rows that can rank
-//     above those are the ones holding a term token, found through the kind's full-text `tokens`
-//     index ($token_queries: the tokens quoted and OR'ed, at most 512 per query). The union is ranked with the full key.
-//     With a fence, the fence's project_id seek does it. One UNWIND guard per branch picks it.
+//   * a ranked section does not sort its fence: its "floor" is the truncated updated_at of the k-th
+//     freshest live row before $now, read in order from the kind's updated_at index (with a fence:
+//     the kind's (project_id, updated_at) index, k rows from each of the fence's projects, which
+//     the fence's tallies list); the rows from the floor on (all rows updated at/after $now rank
+//     as $now, so they are in) hold the terms-free top k with its boundary ties whole. With terms,
+//     the only rows that can rank above those are the ones holding a term token, found through the
+//     kind's full-text `*_terms` index ($token_queries: the tokens quoted and OR'ed, at most 512
+//     per query; with a fence, AND one of the fence's project ids, at most $projects_per_query per
+//     query). The union is ranked with the full key. One UNWIND guard per section picks the
+//     fenced or the unfenced branch.
 //
 // Parameters:
 //   $project_id, $project_prefix  SPEC §2 fences; null = no fence (both given = AND). The extra
@@ -28,6 +31,7 @@
 //   $now                          the request clock (expired = valid_to <= $now)
 //   $tokens, $term_sets           the request's distinct term tokens and each term's token set ([] without terms)
 //   $token_queries                Lucene queries that together find any of $tokens (graphsvc.store.bootstrap.token_queries)
+//   $projects_per_query           the most project ids one fenced full-text query names
 //   $top_ready, $top_section      rows the ready section (next action + cap) and decisions/traps can show
 //   $top_constraints              constraints the token budget could possibly hold (never count-capped)
 // The index hints pin the plan whatever the statistics say (tests/integration/test_bootstrap_plan.py).
@@ -44,7 +48,12 @@ CALL () {
   RETURN sum(CASE t.section WHEN 'constraints' THEN t.listed ELSE 0 END) AS constraints_listed,
          sum(CASE t.section WHEN 'decisions' THEN t.listed ELSE 0 END) AS decisions_listed,
          sum(CASE t.section WHEN 'traps' THEN t.listed ELSE 0 END) AS traps_total,
-         sum(CASE t.section WHEN 'ready' THEN t.listed ELSE 0 END) AS ready_listed
+         sum(CASE t.section WHEN 'ready' THEN t.listed ELSE 0 END) AS ready_listed,
+         // the fence's projects holding rows of each section: where the fenced sections read
+         collect(CASE WHEN t.section = 'constraints' AND t.listed > 0 THEN t.project_id END) AS constraint_projects,
+         collect(CASE WHEN t.section = 'decisions' AND t.listed > 0 THEN t.project_id END) AS decision_projects,
+         collect(CASE WHEN t.section = 'traps' AND t.listed > 0 THEN t.project_id END) AS trap_projects,
+         collect(CASE WHEN t.section = 'ready' AND t.listed > 0 THEN t.project_id END) AS ready_projects
 }
 CALL () {
   // Traps are listed whatever their valid_to; the other three sections drop expired capsules.
@@ -57,15 +66,39 @@ CALL () {
          sum(CASE c.counted WHEN 'decisions' THEN 1 ELSE 0 END) AS decisions_expired,
          sum(CASE c.counted WHEN 'ready' THEN 1 ELSE 0 END) AS ready_expired
 }
-CALL () {
-  // A fence: its project index seek (the unfenced branch below does the rest).
+CALL (constraint_projects) {
+  // A fence: the same floor as with no fence (see the header), read per project of the fence (its
+  // tallies) from the Constraint(project_id, updated_at) index, so its cost follows the fence's projects and
+  // the rows shown, not the fence's capsules. With terms, the fence's rows holding a term token come
+  // from the full-text index, the query naming the fence's projects (`project_id` phrases: the
+  // whitespace analyzer makes any valid project id one or more terms, a superset filtered here).
   UNWIND CASE WHEN $project_id IS NULL AND $project_prefix IS NULL THEN [] ELSE [true] END AS fenced
-  MATCH (c:Constraint) USING INDEX SEEK c:Constraint(project_id)
-  WHERE c.project_id STARTS WITH coalesce($project_id, $project_prefix, '')
-    AND ($project_id IS NULL OR c.project_id = $project_id)
-    AND ($project_prefix IS NULL OR c.project_id = $project_prefix OR c.project_id STARTS WITH $project_prefix + '/')
-    AND c.tier = 'active' AND c.tombstoned_at IS NULL AND c.superseded = false
-    AND (c.valid_to IS NULL OR c.valid_to > $now)
+  CALL (constraint_projects) {
+    UNWIND constraint_projects AS p
+    CALL (p) {
+      MATCH (c:Constraint) USING INDEX SEEK c:Constraint(project_id, updated_at)
+      WHERE c.project_id = p AND c.updated_at < $now AND c.tier = 'active' AND c.tombstoned_at IS NULL AND c.superseded = false AND (c.valid_to IS NULL OR c.valid_to > $now)
+      WITH c ORDER BY c.project_id DESC, c.updated_at DESC LIMIT $top_constraints
+      RETURN datetime.truncate('microsecond', c.updated_at) AS freshest
+    }
+    WITH freshest ORDER BY freshest DESC LIMIT $top_constraints
+    RETURN min(freshest) AS floor
+  }
+  CALL (constraint_projects, floor) {
+    UNWIND constraint_projects AS p
+    MATCH (c:Constraint) USING INDEX SEEK c:Constraint(project_id, updated_at)
+    WHERE c.project_id = p AND c.updated_at >= coalesce(floor, $now) AND c.tier = 'active' AND c.tombstoned_at IS NULL AND c.superseded = false AND (c.valid_to IS NULL OR c.valid_to > $now)
+    RETURN c
+    UNION
+    UNWIND CASE WHEN size($tokens) > 0 THEN [true] ELSE [] END AS with_terms
+    UNWIND [start IN range(0, size(constraint_projects) - 1, $projects_per_query) WHERE start < size(constraint_projects) |
+            reduce(q = '', p IN constraint_projects[start..start + $projects_per_query] |
+                   q + ' project_id:"' + replace(replace(p, '\\', '\\\\'), '"', '\\"') + '"')] AS in_fence
+    UNWIND $token_queries AS token_query
+    CALL db.index.fulltext.queryNodes('constraint_terms', '+' + token_query + ' +(' + in_fence + ')') YIELD node AS c
+    WHERE c.project_id IN constraint_projects AND c.tier = 'active' AND c.tombstoned_at IS NULL AND c.superseded = false AND (c.valid_to IS NULL OR c.valid_to > $now)
+    RETURN c
+  }
   WITH c, [t IN $tokens WHERE t IN c.tokens] AS hit
   WITH c ORDER BY size([ts IN $term_sets WHERE all(t IN ts WHERE t IN hit)]) DESC, size(hit) DESC,
                   CASE WHEN c.updated_at > $now THEN $now ELSE datetime.truncate('microsecond', c.updated_at) END DESC,
@@ -90,7 +123,7 @@ CALL () {
     UNION
     UNWIND CASE WHEN size($tokens) > 0 THEN [true] ELSE [] END AS with_terms
     UNWIND $token_queries AS token_query
-    CALL db.index.fulltext.queryNodes('constraint_tokens', token_query) YIELD node AS c
+    CALL db.index.fulltext.queryNodes('constraint_terms', token_query) YIELD node AS c
     WHERE c.tier = 'active' AND c.tombstoned_at IS NULL AND c.superseded = false AND (c.valid_to IS NULL OR c.valid_to > $now)
     RETURN c
   }
@@ -102,15 +135,39 @@ CALL () {
   RETURN collect(c {.id, .project_id, .headline, .content, .tier, superseded: false,
                     updated_us: c.updated_at.epochSeconds * 1000000 + c.updated_at.microsecond}) AS unfenced_constraints
 }
-CALL () {
-  // A fence: its project index seek (the unfenced branch below does the rest).
+CALL (decision_projects) {
+  // A fence: the same floor as with no fence (see the header), read per project of the fence (its
+  // tallies) from the Decision(project_id, updated_at) index, so its cost follows the fence's projects and
+  // the rows shown, not the fence's capsules. With terms, the fence's rows holding a term token come
+  // from the full-text index, the query naming the fence's projects (`project_id` phrases: the
+  // whitespace analyzer makes any valid project id one or more terms, a superset filtered here).
   UNWIND CASE WHEN $project_id IS NULL AND $project_prefix IS NULL THEN [] ELSE [true] END AS fenced
-  MATCH (c:Decision) USING INDEX SEEK c:Decision(project_id)
-  WHERE c.project_id STARTS WITH coalesce($project_id, $project_prefix, '')
-    AND ($project_id IS NULL OR c.project_id = $project_id)
-    AND ($project_prefix IS NULL OR c.project_id = $project_prefix OR c.project_id STARTS WITH $project_prefix + '/')
-    AND c.tombstoned_at IS NULL AND c.superseded = false
-    AND (c.valid_to IS NULL OR c.valid_to > $now)
+  CALL (decision_projects) {
+    UNWIND decision_projects AS p
+    CALL (p) {
+      MATCH (c:Decision) USING INDEX SEEK c:Decision(project_id, updated_at)
+      WHERE c.project_id = p AND c.updated_at < $now AND c.tombstoned_at IS NULL AND c.superseded = false AND (c.valid_to IS NULL OR c.valid_to > $now)
+      WITH c ORDER BY c.project_id DESC, c.updated_at DESC LIMIT $top_section
+      RETURN datetime.truncate('microsecond', c.updated_at) AS freshest
+    }
+    WITH freshest ORDER BY freshest DESC LIMIT $top_section
+    RETURN min(freshest) AS floor
+  }
+  CALL (decision_projects, floor) {
+    UNWIND decision_projects AS p
+    MATCH (c:Decision) USING INDEX SEEK c:Decision(project_id, updated_at)
+    WHERE c.project_id = p AND c.updated_at >= coalesce(floor, $now) AND c.tombstoned_at IS NULL AND c.superseded = false AND (c.valid_to IS NULL OR c.valid_to > $now)
+    RETURN c
+    UNION
+    UNWIND CASE WHEN size($tokens) > 0 THEN [true] ELSE [] END AS with_terms
+    UNWIND [start IN range(0, size(decision_projects) - 1, $projects_per_query) WHERE start < size(decision_projects) |
+            reduce(q = '', p IN decision_projects[start..start + $projects_per_query] |
+                   q + ' project_id:"' + replace(replace(p, '\\', '\\\\'), '"', '\\"') + '"')] AS in_fence
+    UNWIND $token_queries AS token_query
+    CALL db.index.fulltext.queryNodes('decision_terms', '+' + token_query + ' +(' + in_fence + ')') YIELD node AS c
+    WHERE c.project_id IN decision_projects AND c.tombstoned_at IS NULL AND c.superseded = false AND (c.valid_to IS NULL OR c.valid_to > $now)
+    RETURN c
+  }
   WITH c, [t IN $tokens WHERE t IN c.tokens] AS hit
   WITH c ORDER BY size([ts IN $term_sets WHERE all(t IN ts WHERE t IN hit)]) DESC, size(hit) DESC,
                   CASE WHEN c.updated_at > $now THEN $now ELSE datetime.truncate('microsecond', c.updated_at) END DESC,
@@ -135,7 +192,7 @@ CALL () {
     UNION
     UNWIND CASE WHEN size($tokens) > 0 THEN [true] ELSE [] END AS with_terms
     UNWIND $token_queries AS token_query
-    CALL db.index.fulltext.queryNodes('decision_tokens', token_query) YIELD node AS c
+    CALL db.index.fulltext.queryNodes('decision_terms', token_query) YIELD node AS c
     WHERE c.tombstoned_at IS NULL AND c.superseded = false AND (c.valid_to IS NULL OR c.valid_to > $now)
     RETURN c
   }
@@ -147,14 +204,39 @@ CALL () {
   RETURN collect(c {.id, .project_id, .headline, .content, .tier, superseded: false,
                     updated_us: c.updated_at.epochSeconds * 1000000 + c.updated_at.microsecond}) AS unfenced_decisions
 }
-CALL () {
-  // A fence: its project index seek (the unfenced branch below does the rest).
+CALL (trap_projects) {
+  // A fence: the same floor as with no fence (see the header), read per project of the fence (its
+  // tallies) from the FailurePattern(project_id, updated_at) index, so its cost follows the fence's projects and
+  // the rows shown, not the fence's capsules. With terms, the fence's rows holding a term token come
+  // from the full-text index, the query naming the fence's projects (`project_id` phrases: the
+  // whitespace analyzer makes any valid project id one or more terms, a superset filtered here).
   UNWIND CASE WHEN $project_id IS NULL AND $project_prefix IS NULL THEN [] ELSE [true] END AS fenced
-  MATCH (c:FailurePattern) USING INDEX SEEK c:FailurePattern(project_id)
-  WHERE c.project_id STARTS WITH coalesce($project_id, $project_prefix, '')
-    AND ($project_id IS NULL OR c.project_id = $project_id)
-    AND ($project_prefix IS NULL OR c.project_id = $project_prefix OR c.project_id STARTS WITH $project_prefix + '/')
-    AND c.tombstoned_at IS NULL
+  CALL (trap_projects) {
+    UNWIND trap_projects AS p
+    CALL (p) {
+      MATCH (c:FailurePattern) USING INDEX SEEK c:FailurePattern(project_id, updated_at)
+      WHERE c.project_id = p AND c.updated_at < $now AND c.tombstoned_at IS NULL
+      WITH c ORDER BY c.project_id DESC, c.updated_at DESC LIMIT $top_section
+      RETURN datetime.truncate('microsecond', c.updated_at) AS freshest
+    }
+    WITH freshest ORDER BY freshest DESC LIMIT $top_section
+    RETURN min(freshest) AS floor
+  }
+  CALL (trap_projects, floor) {
+    UNWIND trap_projects AS p
+    MATCH (c:FailurePattern) USING INDEX SEEK c:FailurePattern(project_id, updated_at)
+    WHERE c.project_id = p AND c.updated_at >= coalesce(floor, $now) AND c.tombstoned_at IS NULL
+    RETURN c
+    UNION
+    UNWIND CASE WHEN size($tokens) > 0 THEN [true] ELSE [] END AS with_terms
+    UNWIND [start IN range(0, size(trap_projects) - 1, $projects_per_query) WHERE start < size(trap_projects) |
+            reduce(q = '', p IN trap_projects[start..start + $projects_per_query] |
+                   q + ' project_id:"' + replace(replace(p, '\\', '\\\\'), '"', '\\"') + '"')] AS in_fence
+    UNWIND $token_queries AS token_query
+    CALL db.index.fulltext.queryNodes('failure_pattern_terms', '+' + token_query + ' +(' + in_fence + ')') YIELD node AS c
+    WHERE c.project_id IN trap_projects AND c.tombstoned_at IS NULL
+    RETURN c
+  }
   WITH c, [t IN $tokens WHERE t IN c.tokens] AS hit
   WITH c ORDER BY size([ts IN $term_sets WHERE all(t IN ts WHERE t IN hit)]) DESC, size(hit) DESC,
                   CASE WHEN c.updated_at > $now THEN $now ELSE datetime.truncate('microsecond', c.updated_at) END DESC,
@@ -179,7 +261,7 @@ CALL () {
     UNION
     UNWIND CASE WHEN size($tokens) > 0 THEN [true] ELSE [] END AS with_terms
     UNWIND $token_queries AS token_query
-    CALL db.index.fulltext.queryNodes('failure_pattern_tokens', token_query) YIELD node AS c
+    CALL db.index.fulltext.queryNodes('failure_pattern_terms', token_query) YIELD node AS c
     WHERE c.tombstoned_at IS NULL
     RETURN c
   }
@@ -191,22 +273,46 @@ CALL () {
   RETURN collect(c {.id, .project_id, .headline, .content, .tier, superseded: c.superseded,
                     updated_us: c.updated_at.epochSeconds * 1000000 + c.updated_at.microsecond}) AS unfenced_traps
 }
-CALL () {
-  // A fence: its project index seek (the unfenced branch below does the rest).
+CALL (ready_projects) {
+  // A fence: the same floor as with no fence (see the header), read per project of the fence (its
+  // tallies) from the Capsule(ready, project_id, updated_at) index, so its cost follows the fence's projects and
+  // the rows shown, not the fence's capsules. With terms, the fence's rows holding a term token come
+  // from the full-text index, the query naming the fence's projects (`project_id` phrases: the
+  // whitespace analyzer makes any valid project id one or more terms, a superset filtered here).
   UNWIND CASE WHEN $project_id IS NULL AND $project_prefix IS NULL THEN [] ELSE [true] END AS fenced
-  MATCH (t:Capsule) USING INDEX SEEK t:Capsule(ready, project_id)
-  WHERE t.ready = true
-    AND t.project_id STARTS WITH coalesce($project_id, $project_prefix, '')
-    AND ($project_id IS NULL OR t.project_id = $project_id)
-    AND ($project_prefix IS NULL OR t.project_id = $project_prefix OR t.project_id STARTS WITH $project_prefix + '/')
-    AND (t.valid_to IS NULL OR t.valid_to > $now)
-  WITH t, [x IN $tokens WHERE x IN t.tokens] AS hit
-  WITH t ORDER BY size([ts IN $term_sets WHERE all(x IN ts WHERE x IN hit)]) DESC, size(hit) DESC,
-                  CASE WHEN t.updated_at > $now THEN $now ELSE datetime.truncate('microsecond', t.updated_at) END DESC,
-                  t.seq ASC
+  CALL (ready_projects) {
+    UNWIND ready_projects AS p
+    CALL (p) {
+      MATCH (c:Capsule) USING INDEX SEEK c:Capsule(ready, project_id, updated_at)
+      WHERE c.ready = true AND c.project_id = p AND c.updated_at < $now AND (c.valid_to IS NULL OR c.valid_to > $now)
+      WITH c ORDER BY c.ready DESC, c.project_id DESC, c.updated_at DESC LIMIT $top_ready
+      RETURN datetime.truncate('microsecond', c.updated_at) AS freshest
+    }
+    WITH freshest ORDER BY freshest DESC LIMIT $top_ready
+    RETURN min(freshest) AS floor
+  }
+  CALL (ready_projects, floor) {
+    UNWIND ready_projects AS p
+    MATCH (c:Capsule) USING INDEX SEEK c:Capsule(ready, project_id, updated_at)
+    WHERE c.ready = true AND c.project_id = p AND c.updated_at >= coalesce(floor, $now) AND (c.valid_to IS NULL OR c.valid_to > $now)
+    RETURN c
+    UNION
+    UNWIND CASE WHEN size($tokens) > 0 THEN [true] ELSE [] END AS with_terms
+    UNWIND [start IN range(0, size(ready_projects) - 1, $projects_per_query) WHERE start < size(ready_projects) |
+            reduce(q = '', p IN ready_projects[start..start + $projects_per_query] |
+                   q + ' project_id:"' + replace(replace(p, '\\', '\\\\'), '"', '\\"') + '"')] AS in_fence
+    UNWIND $token_queries AS token_query
+    CALL db.index.fulltext.queryNodes('task_terms', '+' + token_query + ' +(' + in_fence + ')') YIELD node AS c
+    WHERE c.project_id IN ready_projects AND c.ready = true AND (c.valid_to IS NULL OR c.valid_to > $now)
+    RETURN c
+  }
+  WITH c, [t IN $tokens WHERE t IN c.tokens] AS hit
+  WITH c ORDER BY size([ts IN $term_sets WHERE all(t IN ts WHERE t IN hit)]) DESC, size(hit) DESC,
+                  CASE WHEN c.updated_at > $now THEN $now ELSE datetime.truncate('microsecond', c.updated_at) END DESC,
+                  c.seq ASC
   LIMIT $top_ready
-  RETURN collect(t {.id, .project_id, .headline, .content, .tier, superseded: false,
-                    updated_us: t.updated_at.epochSeconds * 1000000 + t.updated_at.microsecond}) AS fenced_ready
+  RETURN collect(c {.id, .project_id, .headline, .content, .tier, superseded: false,
+                    updated_us: c.updated_at.epochSeconds * 1000000 + c.updated_at.microsecond}) AS fenced_ready
 }
 CALL () {
   // No fence: the decay order read from the Capsule(ready, updated_at) index (see the header).
@@ -224,7 +330,7 @@ CALL () {
     UNION
     UNWIND CASE WHEN size($tokens) > 0 THEN [true] ELSE [] END AS with_terms
     UNWIND $token_queries AS token_query
-    CALL db.index.fulltext.queryNodes('task_tokens', token_query) YIELD node AS c
+    CALL db.index.fulltext.queryNodes('task_terms', token_query) YIELD node AS c
     WHERE c.ready = true AND (c.valid_to IS NULL OR c.valid_to > $now)
     RETURN c
   }

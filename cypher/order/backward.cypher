@@ -2,6 +2,8 @@
 // and nodes whose ord is at least $bound. A breadth-first pruning expand from $start against the
 // edges' direction: no path is enumerated. Only $start carries a label: BLOCKS joins capsules only,
 // and with `:Capsule` on the far nodes the planner scanned the Capsule(ord) index and expanded from
-// every capsule, ~100 s a call on a 100k store (tests/integration/test_bootstrap_plan.py).
-MATCH (:Capsule {id: $start}) (()<-[r:BLOCKS WHERE r.closes_loop IS NULL]-(x WHERE x.ord >= $bound))+ (m)
+// every capsule, ~100 s a call on a 100k store. The hint pins the unique seek of $start
+// (tests/integration/test_bootstrap_plan.py).
+MATCH (s:Capsule {id: $start}) (()<-[r:BLOCKS WHERE r.closes_loop IS NULL]-(x WHERE x.ord >= $bound))+ (m)
+USING INDEX s:Capsule(id)
 RETURN DISTINCT m.id AS id, m.ord AS ord

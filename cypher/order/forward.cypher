@@ -2,7 +2,9 @@
 // and nodes whose ord is at most $bound (every unmarked edge goes up in ord, so nothing past the
 // bound can lead back to the new edge's source). A breadth-first pruning expand: no path is enumerated.
 // Only $start carries a label: BLOCKS joins capsules only, and with `:Capsule` on the far nodes the
-// planner would rather scan or seek the Capsule(ord) index and join, work that grows with the store
-// (tests/integration/test_bootstrap_plan.py).
-MATCH (:Capsule {id: $start}) (()-[r:BLOCKS WHERE r.closes_loop IS NULL]->(y WHERE y.ord <= $bound))+ (m)
+// planner would rather scan or seek the Capsule(ord) index and join, work that grows with the store.
+// The hint pins the unique seek of $start (unhinted, a plan scanning the whole id index was seen):
+// tests/integration/test_bootstrap_plan.py.
+MATCH (s:Capsule {id: $start}) (()-[r:BLOCKS WHERE r.closes_loop IS NULL]->(y WHERE y.ord <= $bound))+ (m)
+USING INDEX s:Capsule(id)
 RETURN DISTINCT m.id AS id, m.ord AS ord

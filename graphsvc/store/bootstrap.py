@@ -15,12 +15,13 @@ trip, one consistent read). Since schema v2 it reads what the writes maintain
 * Totals are exact and cost the fence's projects, not its capsules: the sum of the fence's
   maintained per-project tallies, less the listed capsules whose valid_to has passed (schema v3).
 
-* Ready tasks are sought through the (ready, project_id) index: blocked tasks are never visited.
+* Ready tasks are sought through the indexed, maintained `ready`: blocked tasks are never visited.
 
-* With no fence, no section sorts the store: the decay order comes from `updated_at` range indexes
-  read in order up to the section's cap (plus the boundary's ties), and with terms the rows holding
-  a term token come from full-text indexes over the stored `tokens` (`token_queries`); only their
-  union is ranked. A fenced request keeps its `project_id` index seek.
+* No section sorts its fence: the decay order comes from range indexes read in order up to the
+  section's cap (plus the boundary's ties): `updated_at` with no fence, `(project_id, updated_at)`
+  per project of a fence (its tallies list them). With terms the rows holding a term token come
+  from full-text indexes over the stored `tokens` and `project_id` (`token_queries`, and with a
+  fence its project ids); only their union is ranked.
 
 * The fail-closed cycle check (SPEC §3): the writes keep a topological order of the BLOCKS graph
   in which every cycle contains an edge marked `closes_loop` (graphsvc.store.blocks_order). A fence
@@ -66,23 +67,29 @@ def term_parameters(terms: Iterable[str]) -> dict[str, Any]:
     token_sets = term_token_sets(list(terms))
     tokens = sorted(frozenset().union(*token_sets))
     return {"term_sets": [sorted(tokens) for tokens in token_sets], "tokens": tokens,
-            "token_queries": token_queries(tokens)}
+            "token_queries": token_queries(tokens), "projects_per_query": PROJECTS_PER_QUERY}
 
 
 #: Lucene refuses a query of more than 1024 clauses (maxClauseCount); 64 terms can hold ~4,000 tokens.
 TOKENS_PER_QUERY = 512
+#: A fenced query adds one `project_id` clause per project of the fence, this many per query at most
+#: (token clauses + project clauses stay under the 1024 Lucene allows).
+PROJECTS_PER_QUERY = 256
 
 
 def token_queries(tokens: list[str]) -> list[str]:
-    """Lucene queries that together find, through the `*_tokens` full-text indexes, every capsule holding any token.
+    """Lucene queries that together find, through the `*_terms` full-text indexes, every capsule holding any token.
 
-    Each token is one quoted term (a phrase only where the whitespace analyzer splits a token past
-    255 characters, as it split the indexed value), OR'ed, at most TOKENS_PER_QUERY per query.
+    Each token is one quoted term of the `tokens` field (a phrase only where the whitespace
+    analyzer splits a token past 255 characters, as it split the indexed value), OR'ed, at most
+    TOKENS_PER_QUERY per query. The field is named: the same index holds `project_id`, which a
+    fenced pack's query adds as a required clause (cypher/bootstrap/sections.cypher).
     Folded tokens are letters and digits, but quotes and backslashes are escaped all the same.
     No terms: no query ([]).
     """
     quoted = ['"' + t.replace("\\", "\\\\").replace('"', '\\"') + '"' for t in tokens]
-    return [" OR ".join(quoted[start:start + TOKENS_PER_QUERY]) for start in range(0, len(quoted), TOKENS_PER_QUERY)]
+    return ["tokens:(" + " OR ".join(quoted[start:start + TOKENS_PER_QUERY]) + ")"
+            for start in range(0, len(quoted), TOKENS_PER_QUERY)]
 
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)

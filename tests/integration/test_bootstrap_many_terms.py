@@ -6,6 +6,8 @@ than 1024 clauses: the tokens are split over several queries. The pack equals th
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from graphsvc.clock import fixed_clock
 from graphsvc.service import GraphService
 
@@ -24,3 +26,37 @@ def test_sixty_four_long_terms_without_a_fence(db):
     pack = service.bootstrap(request)
     assert pack == oracle_pack(db, request, NOW)
     assert pack["decisions"][0]["headline"] == "decision about t63w29 and t0w0"  # the covering row ranks first
+
+
+#: Project ids a Lucene query must quote or escape, split on whitespace, or cannot name at all.
+ODD_PROJECTS = ["f/with space", "f/two  spaces", 'f/"quoted"', "f/back\\slash", "f/-", "f/*", "f/(", "f/:",
+                "f/AND", "f/OR x", "f/é", "-", "*", "(", ":", '"', "\\", "_ -"]
+
+
+def test_a_fence_finds_its_term_rows_in_every_project_whatever_its_id(db):
+    # With a fence, term rows come from the full-text index with the fence's project ids in the
+    # query (PROJECTS_PER_QUERY to a query); rows without the term are fresher, so any term row
+    # the query missed would change the pack.
+    def ingest(age_days: float, items: list[dict[str, str]]) -> None:
+        GraphService(db, clock=fixed_clock(NOW - timedelta(days=age_days))).ingest({"items": items})
+
+    numbered = [f"f/n{i:03d}" for i in range(300)]
+    ingest(30, [{"project_id": p, "kind": kind, "content": f"{kind} zebra in {p}"}
+                for p in ODD_PROJECTS for kind in ("constraint", "decision", "failure_pattern", "task")])
+    # the freshest term decisions sit in the last numbered projects: the fence's last query
+    ingest(25, [{"project_id": p, "kind": "decision", "content": f"decision zebra in {p}"} for p in numbered[:290]])
+    ingest(20, [{"project_id": p, "kind": "decision", "content": f"decision zebra in {p}"} for p in numbered[290:]])
+    ingest(1, [{"project_id": p, "kind": kind, "content": f"fresh {kind} {n}"} for p in ("f", "fx", "g/f")
+               for kind in ("constraint", "decision", "failure_pattern", "task") for n in range(12)])
+    service = GraphService(db, clock=fixed_clock(NOW))
+    request = {"project_prefix": "f", "terms": ["zebra"]}
+    pack = service.bootstrap(request)
+    assert pack == oracle_pack(db, request, NOW)
+    assert [row["project_id"] for row in pack["decisions"]] == numbered[290:]
+    for project in ODD_PROJECTS:
+        for fence in ({"project_id": project}, {"project_prefix": project}):
+            request = {**fence, "terms": ["zebra"]}
+            pack = service.bootstrap(request)
+            assert pack == oracle_pack(db, request, NOW), request
+            assert [row["headline"] for row in pack["decisions"]] == [f"decision zebra in {project}"], request
+            assert [row["headline"] for row in pack["traps"]] == [f"failure_pattern zebra in {project}"], request

@@ -1,7 +1,8 @@
 """The pack statement's plan: index seeks for every section, no path enumeration anywhere.
 
-Schema v2: the ready set is sought through its maintained (ready, project_id) index and the cycle
-proof through the BLOCKS(closes_loop) relationship index; nothing visits a blocked task.
+The ready set is sought through its maintained `ready` (a blocked task is never visited), each
+ranked section reads its decay order from an index (per project of a fence, or the store's), and
+the cycle proof goes through the BLOCKS(closes_loop) relationship index.
 
 EXPLAIN on the real Neo4j, so a planner regression (a label scan over the whole store, a
 var-length expand) fails here instead of showing up as latency in production.
@@ -28,7 +29,7 @@ def operators(plan: dict[str, Any]) -> Iterator[tuple[str, str, bool]]:
 
 
 def explain(db, **fence: Any) -> list[tuple[str, str, bool]]:
-    params = {"now": NOW, "tokens": ["parser"], "term_sets": [["parser"]], "token_queries": ["\"parser\""], "top_ready": 11, "top_section": 10,
+    params = {"now": NOW, "tokens": ["parser"], "term_sets": [["parser"]], "token_queries": ["tokens:(\"parser\")"], "projects_per_query": 256, "top_ready": 11, "top_section": 10,
               "top_constraints": 40, "project_id": None, "project_prefix": None, **fence}
     summary = db._driver.execute_query("EXPLAIN " + cypher.load("bootstrap/sections"), params).summary
     return list(operators(summary.plan))
@@ -48,23 +49,25 @@ def test_every_section_seeks_an_index_and_no_path_is_enumerated(db):
     for fence in ({}, {"project_prefix": "nott"}, {"project_id": "nott/x"}):
         plan = explain(db, **fence)
         ops = [op for op, _, _ in plan]
-        # Every place the plan finds nodes from scratch is the (kind, project_id) index; the rest
-        # starts from rows it already has (Argument). The planner may split a seek (OR leaves).
+        # Every place the plan finds nodes from scratch is an index; the rest starts from rows it
+        # already has (Argument). The planner may split a seek (OR leaves).
         leaves = [(op, details) for op, details, leaf in plan if leaf]
+        # A fence's ranked sections: per project of the fence, its kind's (project_id, updated_at) index
+        fenced_indexes = ("Constraint(project_id, updated_at", "Decision(project_id, updated_at",
+                          "FailurePattern(project_id, updated_at", "Capsule(ready, project_id, updated_at")
         kinds = [d for op, d in leaves if op.startswith("NodeIndexSeek")
-                 and any(f"c:{label}(project_id)" in d for label in ("Constraint", "Decision", "FailurePattern"))]
-        ready = [d for op, d in leaves if op == "NodeIndexSeek" and "Capsule(ready, project_id)" in d]
+                 and any(f"c:{index})" in d and "project_id = p" in d for index in fenced_indexes)]
         loops = [d for op, d in leaves if "RelationshipIndexSeek" in op and "BLOCKS(closes_loop)" in d]
         live = [d for op, d in leaves if op == "NodeIndexSeek" and "Capsule(status, project_id)" in d]
         # totals: the fence's tallies, less the expired listed capsules (schema v3)
         tallies = [d for op, d in leaves if op.startswith("NodeIndexSeek") and "t:Tally(project_id)" in d]
         expired = [d for op, d in leaves if op.startswith("NodeIndexSeek") and "Capsule(counted, valid_to)" in d]
         assert tallies and expired, leaves
-        # constraints, decisions, traps: their (fenced) ranked rows, a seek possibly split
-        assert all(sum(f"c:{label}(project_id)" in d for d in kinds) >= 1
-                   for label in ("Constraint", "Decision", "FailurePattern")), leaves
-        # ready by its maintained index (a seek possibly split); "no cycle" by loop edges
-        assert ready and loops and live, leaves
+        # constraints, decisions, traps, ready: the fenced floor (from each of the fence's projects
+        # its k freshest rows), then each project's rows from the floor on
+        assert all(sum(f"c:{index})" in d for d in kinds) >= 2 for index in fenced_indexes), leaves
+        # "no cycle" by loop edges, the live edges only behind them
+        assert loops and live, leaves
         # With no fence the ranked sections read the decay order from an updated_at index (the k-th
         # freshest row, then every row from its microsecond on) and, with terms, the rows holding a
         # term token from a full-text index over the maintained `tokens`.
@@ -78,7 +81,7 @@ def test_every_section_seeks_an_index_and_no_path_is_enumerated(db):
                                  "Capsule(ready, updated_at")), leaves
         # A section's fenced and unfenced branches start from the one-row guard choosing between them.
         guards = [d for op, d in leaves if op == "Unwind" and "$project_id IS NULL AND $project_prefix IS NULL" in d]
-        assert all(op == "Argument" or d in kinds + ready + loops + live + decay + covering + guards + tallies + expired
+        assert all(op == "Argument" or d in kinds + loops + live + decay + covering + guards + tallies + expired
                    for op, d in leaves), leaves
         assert not {"NodeByLabelScan", "AllNodesScan"} & set(ops), ops
         assert not [op for op in ops if op.startswith(PATH_OPERATORS)], ops

@@ -24,6 +24,18 @@ def test_schema_is_idempotent(db):
     assert names.count("capsule_id_unique") == 1
 
 
+def test_schema_replaces_the_indexes_an_older_store_has(db):
+    # Before the fenced packs read (project_id, updated_at) and the full-text indexes held project_id.
+    for statement in ("CREATE INDEX decision_project IF NOT EXISTS FOR (c:Decision) ON (c.project_id)",
+                      "CREATE FULLTEXT INDEX decision_tokens IF NOT EXISTS FOR (c:Decision) ON EACH [c.tokens] "
+                      "OPTIONS {indexConfig: {`fulltext.analyzer`: 'whitespace'}}"):
+        db._driver.execute_query(statement)
+    db.apply_schema()
+    indexes = {r["name"]: r["state"] for r in db._driver.execute_query("SHOW INDEXES YIELD name, state").records}
+    assert "decision_project" not in indexes and "decision_tokens" not in indexes
+    assert indexes["decision_project_updated_at"] == indexes["decision_terms"] == "ONLINE"
+
+
 def test_nodes_written_over_bolt_are_read_back(db):
     ids = ingest(
         db,
