@@ -9,20 +9,25 @@
 //     covered desc, distinct term tokens covered desc (against the stored folded `tokens`),
 //     updated_at desc (clamped to the request clock, truncated to microseconds like the driver's
 //     datetime), seq asc; so at most the rows a section can show travel. Python ranks them again
-//     (same key) and fills the budget. A row's stored tokens are scanned once, for the term tokens
-//     it holds (`hit`); without terms they are not read at all (-28% p50 for a project at 1M).
+//     (same key) and fills the budget. Coverage travels as one number, `score` = whole terms *
+//     $whole_weight + tokens (0 for a row holding no term token).
 //   * totals are exact: the fence's maintained per-project tallies, less the listed capsules that have
 //     expired by $now (sought through the (counted, valid_to) index).
-//   * a ranked section does not sort its fence: its "floor" is the truncated updated_at of the k-th
-//     freshest live row before $now, read in order from the kind's updated_at index (with a fence:
-//     the kind's (project_id, updated_at) index, k rows from each of the fence's projects, which
-//     the fence's tallies list); the rows from the floor on (all rows updated at/after $now rank
-//     as $now, so they are in) hold the terms-free top k with its boundary ties whole. With terms,
-//     the only rows that can rank above those are the ones holding a term token, found through the
-//     kind's full-text `*_terms` index ($token_queries: the tokens quoted and OR'ed, at most 512
-//     per query; with a fence, AND one of the fence's project ids, at most $projects_per_query per
-//     query). The union is ranked with the full key. One UNWIND guard per section picks the
-//     fenced or the unfenced branch.
+//   * a ranked section never sorts its fence. Without terms, the top k are the k freshest live
+//     rows: the "floor" is the truncated updated_at of the k-th freshest live row before $now, read
+//     in order from the kind's updated_at index (with a fence: its (project_id, updated_at) index,
+//     k rows from each of the fence's projects, which the fence's tallies list), and the rows from
+//     the floor on (all rows updated at/after $now rank as $now, so they are in) hold that top k
+//     with its boundary ties whole.
+//     With terms, rows holding a term token rank above those. $rank_query is a Lucene query over
+//     the kind's full-text `*_terms` index whose score IS that coverage (constant-score clauses,
+//     graphsvc.store.bootstrap.rank_query); with a fence it also requires one of the fence's project
+//     ids. Lucene returns rows best first, so the k-th best score among live rows (the "cut") costs
+//     k rows, and only the rows scoring at or above it are read (ties at the cut whole). When exact
+//     scores cannot be had ($rank_query null: very many terms, a token past Lucene's 255-char
+//     limit), every row holding a token comes from $token_queries and its coverage is computed from
+//     its stored tokens. The union is ranked with the full key. One UNWIND guard per section picks
+//     the fenced or the unfenced branch.
 //
 // Parameters:
 //   $project_id, $project_prefix  SPEC §2 fences; null = no fence (both given = AND). The extra
@@ -31,6 +36,7 @@
 //   $now                          the request clock (expired = valid_to <= $now)
 //   $tokens, $term_sets           the request's distinct term tokens and each term's token set ([] without terms)
 //   $token_queries                Lucene queries that together find any of $tokens (graphsvc.store.bootstrap.token_queries)
+//   $rank_query, $whole_weight    the coverage-scoring Lucene query (or null) and a whole term's weight
 //   $projects_per_query           the most project ids one fenced full-text query names
 //   $top_ready, $top_section      rows the ready section (next action + cap) and decisions/traps can show
 //   $top_constraints              constraints the token budget could possibly hold (never count-capped)
@@ -49,12 +55,15 @@ CALL () {
          sum(CASE t.section WHEN 'decisions' THEN t.listed ELSE 0 END) AS decisions_listed,
          sum(CASE t.section WHEN 'traps' THEN t.listed ELSE 0 END) AS traps_total,
          sum(CASE t.section WHEN 'ready' THEN t.listed ELSE 0 END) AS ready_listed,
-         // the fence's projects holding rows of each section: where the fenced sections read
-         collect(CASE WHEN t.section = 'constraints' AND t.listed > 0 THEN t.project_id END) AS constraint_projects,
-         collect(CASE WHEN t.section = 'decisions' AND t.listed > 0 THEN t.project_id END) AS decision_projects,
-         collect(CASE WHEN t.section = 'traps' AND t.listed > 0 THEN t.project_id END) AS trap_projects,
-         collect(CASE WHEN t.section = 'ready' AND t.listed > 0 THEN t.project_id END) AS ready_projects
+         // the fence's projects holding listed capsules: where its ranked sections read
+         collect(DISTINCT CASE WHEN t.listed > 0 THEN t.project_id END) AS fence_projects
 }
+// ... and the same projects as Lucene clauses for the full-text queries: quoted `project_id`
+// phrases (the whitespace analyzer makes any valid id one or more terms: a superset, filtered by
+// `c.project_id IN fence_projects`), at most $projects_per_query to a query.
+WITH *, [start IN range(0, size(fence_projects) - 1, $projects_per_query) WHERE start < size(fence_projects) |
+         reduce(q = '', p IN fence_projects[start..start + $projects_per_query] |
+                q + ' project_id:"' + replace(replace(p, '\\', '\\\\'), '"', '\\"') + '"')] AS fence_clauses
 CALL () {
   // Traps are listed whatever their valid_to; the other three sections drop expired capsules.
   MATCH (c:Capsule) USING INDEX SEEK c:Capsule(counted, valid_to)
@@ -66,15 +75,12 @@ CALL () {
          sum(CASE c.counted WHEN 'decisions' THEN 1 ELSE 0 END) AS decisions_expired,
          sum(CASE c.counted WHEN 'ready' THEN 1 ELSE 0 END) AS ready_expired
 }
-CALL (constraint_projects) {
-  // A fence: the same floor as with no fence (see the header), read per project of the fence (its
-  // tallies) from the Constraint(project_id, updated_at) index, so its cost follows the fence's projects and
-  // the rows shown, not the fence's capsules. With terms, the fence's rows holding a term token come
-  // from the full-text index, the query naming the fence's projects (`project_id` phrases: the
-  // whitespace analyzer makes any valid project id one or more terms, a superset filtered here).
+CALL (fence_projects, fence_clauses) {
+  // A fence: the floor and the cut per project of the fence (see the header), from the
+  // Constraint(project_id, updated_at) index and the full-text query naming the fence's projects.
   UNWIND CASE WHEN $project_id IS NULL AND $project_prefix IS NULL THEN [] ELSE [true] END AS fenced
-  CALL (constraint_projects) {
-    UNWIND constraint_projects AS p
+  CALL (fence_projects) {
+    UNWIND fence_projects AS p
     CALL (p) {
       MATCH (c:Constraint) USING INDEX SEEK c:Constraint(project_id, updated_at)
       WHERE c.project_id = p AND c.updated_at < $now AND c.tier = 'active' AND c.tombstoned_at IS NULL AND c.superseded = false AND (c.valid_to IS NULL OR c.valid_to > $now)
@@ -84,23 +90,37 @@ CALL (constraint_projects) {
     WITH freshest ORDER BY freshest DESC LIMIT $top_constraints
     RETURN min(freshest) AS floor
   }
-  CALL (constraint_projects, floor) {
-    UNWIND constraint_projects AS p
+  CALL (fence_projects, fence_clauses) {
+    UNWIND CASE WHEN $rank_query IS NULL THEN [] ELSE fence_clauses END AS in_fence
+    CALL (fence_projects, in_fence) {
+      CALL db.index.fulltext.queryNodes('constraint_terms', '+(' + $rank_query + ') +(' + in_fence + ')^0') YIELD node AS c, score
+      WHERE c.project_id IN fence_projects AND c.tier = 'active' AND c.tombstoned_at IS NULL AND c.superseded = false AND (c.valid_to IS NULL OR c.valid_to > $now)
+      WITH score LIMIT $top_constraints
+      RETURN score
+    }
+    WITH score ORDER BY score DESC LIMIT $top_constraints
+    RETURN min(score) AS cut
+  }
+  CALL (fence_projects, fence_clauses, floor, cut) {
+    UNWIND fence_projects AS p
     MATCH (c:Constraint) USING INDEX SEEK c:Constraint(project_id, updated_at)
     WHERE c.project_id = p AND c.updated_at >= coalesce(floor, $now) AND c.tier = 'active' AND c.tombstoned_at IS NULL AND c.superseded = false AND (c.valid_to IS NULL OR c.valid_to > $now)
-    RETURN c
+    RETURN c, 0.0 AS score
     UNION
-    UNWIND CASE WHEN size($tokens) > 0 THEN [true] ELSE [] END AS with_terms
-    UNWIND [start IN range(0, size(constraint_projects) - 1, $projects_per_query) WHERE start < size(constraint_projects) |
-            reduce(q = '', p IN constraint_projects[start..start + $projects_per_query] |
-                   q + ' project_id:"' + replace(replace(p, '\\', '\\\\'), '"', '\\"') + '"')] AS in_fence
+    UNWIND CASE WHEN $rank_query IS NULL THEN [] ELSE fence_clauses END AS in_fence
+    CALL db.index.fulltext.queryNodes('constraint_terms', '+(' + $rank_query + ') +(' + in_fence + ')^0') YIELD node AS c, score
+    WHERE score >= cut AND c.project_id IN fence_projects AND c.tier = 'active' AND c.tombstoned_at IS NULL AND c.superseded = false AND (c.valid_to IS NULL OR c.valid_to > $now)
+    RETURN c, score
+    UNION
+    UNWIND CASE WHEN $rank_query IS NULL AND size($tokens) > 0 THEN fence_clauses ELSE [] END AS in_fence
     UNWIND $token_queries AS token_query
     CALL db.index.fulltext.queryNodes('constraint_terms', '+' + token_query + ' +(' + in_fence + ')') YIELD node AS c
-    WHERE c.project_id IN constraint_projects AND c.tier = 'active' AND c.tombstoned_at IS NULL AND c.superseded = false AND (c.valid_to IS NULL OR c.valid_to > $now)
-    RETURN c
+    WHERE c.project_id IN fence_projects AND c.tier = 'active' AND c.tombstoned_at IS NULL AND c.superseded = false AND (c.valid_to IS NULL OR c.valid_to > $now)
+    WITH c, [t IN $tokens WHERE t IN c.tokens] AS hit
+    RETURN c, toFloat(size([ts IN $term_sets WHERE all(t IN ts WHERE t IN hit)]) * $whole_weight + size(hit)) AS score
   }
-  WITH c, [t IN $tokens WHERE t IN c.tokens] AS hit
-  WITH c ORDER BY size([ts IN $term_sets WHERE all(t IN ts WHERE t IN hit)]) DESC, size(hit) DESC,
+  WITH c, max(score) AS score
+  WITH c ORDER BY score DESC,
                   CASE WHEN c.updated_at > $now THEN $now ELSE datetime.truncate('microsecond', c.updated_at) END DESC,
                   c.seq ASC
   LIMIT $top_constraints
@@ -108,7 +128,7 @@ CALL (constraint_projects) {
                     updated_us: c.updated_at.epochSeconds * 1000000 + c.updated_at.microsecond}) AS fenced_constraints
 }
 CALL () {
-  // No fence: the decay order read from the Constraint(updated_at) index (see the header).
+  // No fence: the floor from the Constraint(updated_at) index and the cut from the full-text index (see the header).
   UNWIND CASE WHEN $project_id IS NULL AND $project_prefix IS NULL THEN [true] ELSE [] END AS unfenced
   CALL () {
     MATCH (c:Constraint) USING INDEX SEEK c:Constraint(updated_at)
@@ -116,34 +136,43 @@ CALL () {
     WITH c ORDER BY c.updated_at DESC LIMIT $top_constraints
     RETURN min(datetime.truncate('microsecond', c.updated_at)) AS floor
   }
-  CALL (floor) {
+  CALL () {
+    UNWIND CASE WHEN $rank_query IS NULL THEN [] ELSE [$rank_query] END AS rank_query
+    CALL db.index.fulltext.queryNodes('constraint_terms', rank_query) YIELD node AS c, score
+    WHERE c.tier = 'active' AND c.tombstoned_at IS NULL AND c.superseded = false AND (c.valid_to IS NULL OR c.valid_to > $now)
+    WITH score LIMIT $top_constraints
+    RETURN min(score) AS cut
+  }
+  CALL (floor, cut) {
     MATCH (c:Constraint) USING INDEX SEEK c:Constraint(updated_at)
     WHERE c.updated_at >= coalesce(floor, $now) AND c.tier = 'active' AND c.tombstoned_at IS NULL AND c.superseded = false AND (c.valid_to IS NULL OR c.valid_to > $now)
-    RETURN c
+    RETURN c, 0.0 AS score
     UNION
-    UNWIND CASE WHEN size($tokens) > 0 THEN [true] ELSE [] END AS with_terms
-    UNWIND $token_queries AS token_query
+    UNWIND CASE WHEN $rank_query IS NULL THEN [] ELSE [$rank_query] END AS rank_query
+    CALL db.index.fulltext.queryNodes('constraint_terms', rank_query) YIELD node AS c, score
+    WHERE score >= cut AND c.tier = 'active' AND c.tombstoned_at IS NULL AND c.superseded = false AND (c.valid_to IS NULL OR c.valid_to > $now)
+    RETURN c, score
+    UNION
+    UNWIND CASE WHEN $rank_query IS NULL AND size($tokens) > 0 THEN $token_queries ELSE [] END AS token_query
     CALL db.index.fulltext.queryNodes('constraint_terms', token_query) YIELD node AS c
     WHERE c.tier = 'active' AND c.tombstoned_at IS NULL AND c.superseded = false AND (c.valid_to IS NULL OR c.valid_to > $now)
-    RETURN c
+    WITH c, [t IN $tokens WHERE t IN c.tokens] AS hit
+    RETURN c, toFloat(size([ts IN $term_sets WHERE all(t IN ts WHERE t IN hit)]) * $whole_weight + size(hit)) AS score
   }
-  WITH c, [t IN $tokens WHERE t IN c.tokens] AS hit
-  WITH c ORDER BY size([ts IN $term_sets WHERE all(t IN ts WHERE t IN hit)]) DESC, size(hit) DESC,
+  WITH c, max(score) AS score
+  WITH c ORDER BY score DESC,
                   CASE WHEN c.updated_at > $now THEN $now ELSE datetime.truncate('microsecond', c.updated_at) END DESC,
                   c.seq ASC
   LIMIT $top_constraints
   RETURN collect(c {.id, .project_id, .headline, .content, .tier, superseded: false,
                     updated_us: c.updated_at.epochSeconds * 1000000 + c.updated_at.microsecond}) AS unfenced_constraints
 }
-CALL (decision_projects) {
-  // A fence: the same floor as with no fence (see the header), read per project of the fence (its
-  // tallies) from the Decision(project_id, updated_at) index, so its cost follows the fence's projects and
-  // the rows shown, not the fence's capsules. With terms, the fence's rows holding a term token come
-  // from the full-text index, the query naming the fence's projects (`project_id` phrases: the
-  // whitespace analyzer makes any valid project id one or more terms, a superset filtered here).
+CALL (fence_projects, fence_clauses) {
+  // A fence: the floor and the cut per project of the fence (see the header), from the
+  // Decision(project_id, updated_at) index and the full-text query naming the fence's projects.
   UNWIND CASE WHEN $project_id IS NULL AND $project_prefix IS NULL THEN [] ELSE [true] END AS fenced
-  CALL (decision_projects) {
-    UNWIND decision_projects AS p
+  CALL (fence_projects) {
+    UNWIND fence_projects AS p
     CALL (p) {
       MATCH (c:Decision) USING INDEX SEEK c:Decision(project_id, updated_at)
       WHERE c.project_id = p AND c.updated_at < $now AND c.tombstoned_at IS NULL AND c.superseded = false AND (c.valid_to IS NULL OR c.valid_to > $now)
@@ -153,23 +182,37 @@ CALL (decision_projects) {
     WITH freshest ORDER BY freshest DESC LIMIT $top_section
     RETURN min(freshest) AS floor
   }
-  CALL (decision_projects, floor) {
-    UNWIND decision_projects AS p
+  CALL (fence_projects, fence_clauses) {
+    UNWIND CASE WHEN $rank_query IS NULL THEN [] ELSE fence_clauses END AS in_fence
+    CALL (fence_projects, in_fence) {
+      CALL db.index.fulltext.queryNodes('decision_terms', '+(' + $rank_query + ') +(' + in_fence + ')^0') YIELD node AS c, score
+      WHERE c.project_id IN fence_projects AND c.tombstoned_at IS NULL AND c.superseded = false AND (c.valid_to IS NULL OR c.valid_to > $now)
+      WITH score LIMIT $top_section
+      RETURN score
+    }
+    WITH score ORDER BY score DESC LIMIT $top_section
+    RETURN min(score) AS cut
+  }
+  CALL (fence_projects, fence_clauses, floor, cut) {
+    UNWIND fence_projects AS p
     MATCH (c:Decision) USING INDEX SEEK c:Decision(project_id, updated_at)
     WHERE c.project_id = p AND c.updated_at >= coalesce(floor, $now) AND c.tombstoned_at IS NULL AND c.superseded = false AND (c.valid_to IS NULL OR c.valid_to > $now)
-    RETURN c
+    RETURN c, 0.0 AS score
     UNION
-    UNWIND CASE WHEN size($tokens) > 0 THEN [true] ELSE [] END AS with_terms
-    UNWIND [start IN range(0, size(decision_projects) - 1, $projects_per_query) WHERE start < size(decision_projects) |
-            reduce(q = '', p IN decision_projects[start..start + $projects_per_query] |
-                   q + ' project_id:"' + replace(replace(p, '\\', '\\\\'), '"', '\\"') + '"')] AS in_fence
+    UNWIND CASE WHEN $rank_query IS NULL THEN [] ELSE fence_clauses END AS in_fence
+    CALL db.index.fulltext.queryNodes('decision_terms', '+(' + $rank_query + ') +(' + in_fence + ')^0') YIELD node AS c, score
+    WHERE score >= cut AND c.project_id IN fence_projects AND c.tombstoned_at IS NULL AND c.superseded = false AND (c.valid_to IS NULL OR c.valid_to > $now)
+    RETURN c, score
+    UNION
+    UNWIND CASE WHEN $rank_query IS NULL AND size($tokens) > 0 THEN fence_clauses ELSE [] END AS in_fence
     UNWIND $token_queries AS token_query
     CALL db.index.fulltext.queryNodes('decision_terms', '+' + token_query + ' +(' + in_fence + ')') YIELD node AS c
-    WHERE c.project_id IN decision_projects AND c.tombstoned_at IS NULL AND c.superseded = false AND (c.valid_to IS NULL OR c.valid_to > $now)
-    RETURN c
+    WHERE c.project_id IN fence_projects AND c.tombstoned_at IS NULL AND c.superseded = false AND (c.valid_to IS NULL OR c.valid_to > $now)
+    WITH c, [t IN $tokens WHERE t IN c.tokens] AS hit
+    RETURN c, toFloat(size([ts IN $term_sets WHERE all(t IN ts WHERE t IN hit)]) * $whole_weight + size(hit)) AS score
   }
-  WITH c, [t IN $tokens WHERE t IN c.tokens] AS hit
-  WITH c ORDER BY size([ts IN $term_sets WHERE all(t IN ts WHERE t IN hit)]) DESC, size(hit) DESC,
+  WITH c, max(score) AS score
+  WITH c ORDER BY score DESC,
                   CASE WHEN c.updated_at > $now THEN $now ELSE datetime.truncate('microsecond', c.updated_at) END DESC,
                   c.seq ASC
   LIMIT $top_section
@@ -177,7 +220,7 @@ CALL (decision_projects) {
                     updated_us: c.updated_at.epochSeconds * 1000000 + c.updated_at.microsecond}) AS fenced_decisions
 }
 CALL () {
-  // No fence: the decay order read from the Decision(updated_at) index (see the header).
+  // No fence: the floor from the Decision(updated_at) index and the cut from the full-text index (see the header).
   UNWIND CASE WHEN $project_id IS NULL AND $project_prefix IS NULL THEN [true] ELSE [] END AS unfenced
   CALL () {
     MATCH (c:Decision) USING INDEX SEEK c:Decision(updated_at)
@@ -185,34 +228,43 @@ CALL () {
     WITH c ORDER BY c.updated_at DESC LIMIT $top_section
     RETURN min(datetime.truncate('microsecond', c.updated_at)) AS floor
   }
-  CALL (floor) {
+  CALL () {
+    UNWIND CASE WHEN $rank_query IS NULL THEN [] ELSE [$rank_query] END AS rank_query
+    CALL db.index.fulltext.queryNodes('decision_terms', rank_query) YIELD node AS c, score
+    WHERE c.tombstoned_at IS NULL AND c.superseded = false AND (c.valid_to IS NULL OR c.valid_to > $now)
+    WITH score LIMIT $top_section
+    RETURN min(score) AS cut
+  }
+  CALL (floor, cut) {
     MATCH (c:Decision) USING INDEX SEEK c:Decision(updated_at)
     WHERE c.updated_at >= coalesce(floor, $now) AND c.tombstoned_at IS NULL AND c.superseded = false AND (c.valid_to IS NULL OR c.valid_to > $now)
-    RETURN c
+    RETURN c, 0.0 AS score
     UNION
-    UNWIND CASE WHEN size($tokens) > 0 THEN [true] ELSE [] END AS with_terms
-    UNWIND $token_queries AS token_query
+    UNWIND CASE WHEN $rank_query IS NULL THEN [] ELSE [$rank_query] END AS rank_query
+    CALL db.index.fulltext.queryNodes('decision_terms', rank_query) YIELD node AS c, score
+    WHERE score >= cut AND c.tombstoned_at IS NULL AND c.superseded = false AND (c.valid_to IS NULL OR c.valid_to > $now)
+    RETURN c, score
+    UNION
+    UNWIND CASE WHEN $rank_query IS NULL AND size($tokens) > 0 THEN $token_queries ELSE [] END AS token_query
     CALL db.index.fulltext.queryNodes('decision_terms', token_query) YIELD node AS c
     WHERE c.tombstoned_at IS NULL AND c.superseded = false AND (c.valid_to IS NULL OR c.valid_to > $now)
-    RETURN c
+    WITH c, [t IN $tokens WHERE t IN c.tokens] AS hit
+    RETURN c, toFloat(size([ts IN $term_sets WHERE all(t IN ts WHERE t IN hit)]) * $whole_weight + size(hit)) AS score
   }
-  WITH c, [t IN $tokens WHERE t IN c.tokens] AS hit
-  WITH c ORDER BY size([ts IN $term_sets WHERE all(t IN ts WHERE t IN hit)]) DESC, size(hit) DESC,
+  WITH c, max(score) AS score
+  WITH c ORDER BY score DESC,
                   CASE WHEN c.updated_at > $now THEN $now ELSE datetime.truncate('microsecond', c.updated_at) END DESC,
                   c.seq ASC
   LIMIT $top_section
   RETURN collect(c {.id, .project_id, .headline, .content, .tier, superseded: false,
                     updated_us: c.updated_at.epochSeconds * 1000000 + c.updated_at.microsecond}) AS unfenced_decisions
 }
-CALL (trap_projects) {
-  // A fence: the same floor as with no fence (see the header), read per project of the fence (its
-  // tallies) from the FailurePattern(project_id, updated_at) index, so its cost follows the fence's projects and
-  // the rows shown, not the fence's capsules. With terms, the fence's rows holding a term token come
-  // from the full-text index, the query naming the fence's projects (`project_id` phrases: the
-  // whitespace analyzer makes any valid project id one or more terms, a superset filtered here).
+CALL (fence_projects, fence_clauses) {
+  // A fence: the floor and the cut per project of the fence (see the header), from the
+  // FailurePattern(project_id, updated_at) index and the full-text query naming the fence's projects.
   UNWIND CASE WHEN $project_id IS NULL AND $project_prefix IS NULL THEN [] ELSE [true] END AS fenced
-  CALL (trap_projects) {
-    UNWIND trap_projects AS p
+  CALL (fence_projects) {
+    UNWIND fence_projects AS p
     CALL (p) {
       MATCH (c:FailurePattern) USING INDEX SEEK c:FailurePattern(project_id, updated_at)
       WHERE c.project_id = p AND c.updated_at < $now AND c.tombstoned_at IS NULL
@@ -222,23 +274,37 @@ CALL (trap_projects) {
     WITH freshest ORDER BY freshest DESC LIMIT $top_section
     RETURN min(freshest) AS floor
   }
-  CALL (trap_projects, floor) {
-    UNWIND trap_projects AS p
+  CALL (fence_projects, fence_clauses) {
+    UNWIND CASE WHEN $rank_query IS NULL THEN [] ELSE fence_clauses END AS in_fence
+    CALL (fence_projects, in_fence) {
+      CALL db.index.fulltext.queryNodes('failure_pattern_terms', '+(' + $rank_query + ') +(' + in_fence + ')^0') YIELD node AS c, score
+      WHERE c.project_id IN fence_projects AND c.tombstoned_at IS NULL
+      WITH score LIMIT $top_section
+      RETURN score
+    }
+    WITH score ORDER BY score DESC LIMIT $top_section
+    RETURN min(score) AS cut
+  }
+  CALL (fence_projects, fence_clauses, floor, cut) {
+    UNWIND fence_projects AS p
     MATCH (c:FailurePattern) USING INDEX SEEK c:FailurePattern(project_id, updated_at)
     WHERE c.project_id = p AND c.updated_at >= coalesce(floor, $now) AND c.tombstoned_at IS NULL
-    RETURN c
+    RETURN c, 0.0 AS score
     UNION
-    UNWIND CASE WHEN size($tokens) > 0 THEN [true] ELSE [] END AS with_terms
-    UNWIND [start IN range(0, size(trap_projects) - 1, $projects_per_query) WHERE start < size(trap_projects) |
-            reduce(q = '', p IN trap_projects[start..start + $projects_per_query] |
-                   q + ' project_id:"' + replace(replace(p, '\\', '\\\\'), '"', '\\"') + '"')] AS in_fence
+    UNWIND CASE WHEN $rank_query IS NULL THEN [] ELSE fence_clauses END AS in_fence
+    CALL db.index.fulltext.queryNodes('failure_pattern_terms', '+(' + $rank_query + ') +(' + in_fence + ')^0') YIELD node AS c, score
+    WHERE score >= cut AND c.project_id IN fence_projects AND c.tombstoned_at IS NULL
+    RETURN c, score
+    UNION
+    UNWIND CASE WHEN $rank_query IS NULL AND size($tokens) > 0 THEN fence_clauses ELSE [] END AS in_fence
     UNWIND $token_queries AS token_query
     CALL db.index.fulltext.queryNodes('failure_pattern_terms', '+' + token_query + ' +(' + in_fence + ')') YIELD node AS c
-    WHERE c.project_id IN trap_projects AND c.tombstoned_at IS NULL
-    RETURN c
+    WHERE c.project_id IN fence_projects AND c.tombstoned_at IS NULL
+    WITH c, [t IN $tokens WHERE t IN c.tokens] AS hit
+    RETURN c, toFloat(size([ts IN $term_sets WHERE all(t IN ts WHERE t IN hit)]) * $whole_weight + size(hit)) AS score
   }
-  WITH c, [t IN $tokens WHERE t IN c.tokens] AS hit
-  WITH c ORDER BY size([ts IN $term_sets WHERE all(t IN ts WHERE t IN hit)]) DESC, size(hit) DESC,
+  WITH c, max(score) AS score
+  WITH c ORDER BY score DESC,
                   CASE WHEN c.updated_at > $now THEN $now ELSE datetime.truncate('microsecond', c.updated_at) END DESC,
                   c.seq ASC
   LIMIT $top_section
@@ -246,7 +312,7 @@ CALL (trap_projects) {
                     updated_us: c.updated_at.epochSeconds * 1000000 + c.updated_at.microsecond}) AS fenced_traps
 }
 CALL () {
-  // No fence: the decay order read from the FailurePattern(updated_at) index (see the header).
+  // No fence: the floor from the FailurePattern(updated_at) index and the cut from the full-text index (see the header).
   UNWIND CASE WHEN $project_id IS NULL AND $project_prefix IS NULL THEN [true] ELSE [] END AS unfenced
   CALL () {
     MATCH (c:FailurePattern) USING INDEX SEEK c:FailurePattern(updated_at)
@@ -254,34 +320,43 @@ CALL () {
     WITH c ORDER BY c.updated_at DESC LIMIT $top_section
     RETURN min(datetime.truncate('microsecond', c.updated_at)) AS floor
   }
-  CALL (floor) {
+  CALL () {
+    UNWIND CASE WHEN $rank_query IS NULL THEN [] ELSE [$rank_query] END AS rank_query
+    CALL db.index.fulltext.queryNodes('failure_pattern_terms', rank_query) YIELD node AS c, score
+    WHERE c.tombstoned_at IS NULL
+    WITH score LIMIT $top_section
+    RETURN min(score) AS cut
+  }
+  CALL (floor, cut) {
     MATCH (c:FailurePattern) USING INDEX SEEK c:FailurePattern(updated_at)
     WHERE c.updated_at >= coalesce(floor, $now) AND c.tombstoned_at IS NULL
-    RETURN c
+    RETURN c, 0.0 AS score
     UNION
-    UNWIND CASE WHEN size($tokens) > 0 THEN [true] ELSE [] END AS with_terms
-    UNWIND $token_queries AS token_query
+    UNWIND CASE WHEN $rank_query IS NULL THEN [] ELSE [$rank_query] END AS rank_query
+    CALL db.index.fulltext.queryNodes('failure_pattern_terms', rank_query) YIELD node AS c, score
+    WHERE score >= cut AND c.tombstoned_at IS NULL
+    RETURN c, score
+    UNION
+    UNWIND CASE WHEN $rank_query IS NULL AND size($tokens) > 0 THEN $token_queries ELSE [] END AS token_query
     CALL db.index.fulltext.queryNodes('failure_pattern_terms', token_query) YIELD node AS c
     WHERE c.tombstoned_at IS NULL
-    RETURN c
+    WITH c, [t IN $tokens WHERE t IN c.tokens] AS hit
+    RETURN c, toFloat(size([ts IN $term_sets WHERE all(t IN ts WHERE t IN hit)]) * $whole_weight + size(hit)) AS score
   }
-  WITH c, [t IN $tokens WHERE t IN c.tokens] AS hit
-  WITH c ORDER BY size([ts IN $term_sets WHERE all(t IN ts WHERE t IN hit)]) DESC, size(hit) DESC,
+  WITH c, max(score) AS score
+  WITH c ORDER BY score DESC,
                   CASE WHEN c.updated_at > $now THEN $now ELSE datetime.truncate('microsecond', c.updated_at) END DESC,
                   c.seq ASC
   LIMIT $top_section
   RETURN collect(c {.id, .project_id, .headline, .content, .tier, superseded: c.superseded,
                     updated_us: c.updated_at.epochSeconds * 1000000 + c.updated_at.microsecond}) AS unfenced_traps
 }
-CALL (ready_projects) {
-  // A fence: the same floor as with no fence (see the header), read per project of the fence (its
-  // tallies) from the Capsule(ready, project_id, updated_at) index, so its cost follows the fence's projects and
-  // the rows shown, not the fence's capsules. With terms, the fence's rows holding a term token come
-  // from the full-text index, the query naming the fence's projects (`project_id` phrases: the
-  // whitespace analyzer makes any valid project id one or more terms, a superset filtered here).
+CALL (fence_projects, fence_clauses) {
+  // A fence: the floor and the cut per project of the fence (see the header), from the
+  // Capsule(ready, project_id, updated_at) index and the full-text query naming the fence's projects.
   UNWIND CASE WHEN $project_id IS NULL AND $project_prefix IS NULL THEN [] ELSE [true] END AS fenced
-  CALL (ready_projects) {
-    UNWIND ready_projects AS p
+  CALL (fence_projects) {
+    UNWIND fence_projects AS p
     CALL (p) {
       MATCH (c:Capsule) USING INDEX SEEK c:Capsule(ready, project_id, updated_at)
       WHERE c.ready = true AND c.project_id = p AND c.updated_at < $now AND (c.valid_to IS NULL OR c.valid_to > $now)
@@ -291,23 +366,37 @@ CALL (ready_projects) {
     WITH freshest ORDER BY freshest DESC LIMIT $top_ready
     RETURN min(freshest) AS floor
   }
-  CALL (ready_projects, floor) {
-    UNWIND ready_projects AS p
+  CALL (fence_projects, fence_clauses) {
+    UNWIND CASE WHEN $rank_query IS NULL THEN [] ELSE fence_clauses END AS in_fence
+    CALL (fence_projects, in_fence) {
+      CALL db.index.fulltext.queryNodes('task_terms', '+(' + $rank_query + ') +(' + in_fence + ')^0') YIELD node AS c, score
+      WHERE c.project_id IN fence_projects AND c.ready = true AND (c.valid_to IS NULL OR c.valid_to > $now)
+      WITH score LIMIT $top_ready
+      RETURN score
+    }
+    WITH score ORDER BY score DESC LIMIT $top_ready
+    RETURN min(score) AS cut
+  }
+  CALL (fence_projects, fence_clauses, floor, cut) {
+    UNWIND fence_projects AS p
     MATCH (c:Capsule) USING INDEX SEEK c:Capsule(ready, project_id, updated_at)
     WHERE c.ready = true AND c.project_id = p AND c.updated_at >= coalesce(floor, $now) AND (c.valid_to IS NULL OR c.valid_to > $now)
-    RETURN c
+    RETURN c, 0.0 AS score
     UNION
-    UNWIND CASE WHEN size($tokens) > 0 THEN [true] ELSE [] END AS with_terms
-    UNWIND [start IN range(0, size(ready_projects) - 1, $projects_per_query) WHERE start < size(ready_projects) |
-            reduce(q = '', p IN ready_projects[start..start + $projects_per_query] |
-                   q + ' project_id:"' + replace(replace(p, '\\', '\\\\'), '"', '\\"') + '"')] AS in_fence
+    UNWIND CASE WHEN $rank_query IS NULL THEN [] ELSE fence_clauses END AS in_fence
+    CALL db.index.fulltext.queryNodes('task_terms', '+(' + $rank_query + ') +(' + in_fence + ')^0') YIELD node AS c, score
+    WHERE score >= cut AND c.project_id IN fence_projects AND c.ready = true AND (c.valid_to IS NULL OR c.valid_to > $now)
+    RETURN c, score
+    UNION
+    UNWIND CASE WHEN $rank_query IS NULL AND size($tokens) > 0 THEN fence_clauses ELSE [] END AS in_fence
     UNWIND $token_queries AS token_query
     CALL db.index.fulltext.queryNodes('task_terms', '+' + token_query + ' +(' + in_fence + ')') YIELD node AS c
-    WHERE c.project_id IN ready_projects AND c.ready = true AND (c.valid_to IS NULL OR c.valid_to > $now)
-    RETURN c
+    WHERE c.project_id IN fence_projects AND c.ready = true AND (c.valid_to IS NULL OR c.valid_to > $now)
+    WITH c, [t IN $tokens WHERE t IN c.tokens] AS hit
+    RETURN c, toFloat(size([ts IN $term_sets WHERE all(t IN ts WHERE t IN hit)]) * $whole_weight + size(hit)) AS score
   }
-  WITH c, [t IN $tokens WHERE t IN c.tokens] AS hit
-  WITH c ORDER BY size([ts IN $term_sets WHERE all(t IN ts WHERE t IN hit)]) DESC, size(hit) DESC,
+  WITH c, max(score) AS score
+  WITH c ORDER BY score DESC,
                   CASE WHEN c.updated_at > $now THEN $now ELSE datetime.truncate('microsecond', c.updated_at) END DESC,
                   c.seq ASC
   LIMIT $top_ready
@@ -315,7 +404,7 @@ CALL (ready_projects) {
                     updated_us: c.updated_at.epochSeconds * 1000000 + c.updated_at.microsecond}) AS fenced_ready
 }
 CALL () {
-  // No fence: the decay order read from the Capsule(ready, updated_at) index (see the header).
+  // No fence: the floor from the Capsule(ready, updated_at) index and the cut from the full-text index (see the header).
   UNWIND CASE WHEN $project_id IS NULL AND $project_prefix IS NULL THEN [true] ELSE [] END AS unfenced
   CALL () {
     MATCH (c:Capsule) USING INDEX SEEK c:Capsule(ready, updated_at)
@@ -323,19 +412,31 @@ CALL () {
     WITH c ORDER BY c.ready DESC, c.updated_at DESC LIMIT $top_ready
     RETURN min(datetime.truncate('microsecond', c.updated_at)) AS floor
   }
-  CALL (floor) {
+  CALL () {
+    UNWIND CASE WHEN $rank_query IS NULL THEN [] ELSE [$rank_query] END AS rank_query
+    CALL db.index.fulltext.queryNodes('task_terms', rank_query) YIELD node AS c, score
+    WHERE c.ready = true AND (c.valid_to IS NULL OR c.valid_to > $now)
+    WITH score LIMIT $top_ready
+    RETURN min(score) AS cut
+  }
+  CALL (floor, cut) {
     MATCH (c:Capsule) USING INDEX SEEK c:Capsule(ready, updated_at)
     WHERE c.ready = true AND c.updated_at >= coalesce(floor, $now) AND (c.valid_to IS NULL OR c.valid_to > $now)
-    RETURN c
+    RETURN c, 0.0 AS score
     UNION
-    UNWIND CASE WHEN size($tokens) > 0 THEN [true] ELSE [] END AS with_terms
-    UNWIND $token_queries AS token_query
+    UNWIND CASE WHEN $rank_query IS NULL THEN [] ELSE [$rank_query] END AS rank_query
+    CALL db.index.fulltext.queryNodes('task_terms', rank_query) YIELD node AS c, score
+    WHERE score >= cut AND c.ready = true AND (c.valid_to IS NULL OR c.valid_to > $now)
+    RETURN c, score
+    UNION
+    UNWIND CASE WHEN $rank_query IS NULL AND size($tokens) > 0 THEN $token_queries ELSE [] END AS token_query
     CALL db.index.fulltext.queryNodes('task_terms', token_query) YIELD node AS c
     WHERE c.ready = true AND (c.valid_to IS NULL OR c.valid_to > $now)
-    RETURN c
+    WITH c, [t IN $tokens WHERE t IN c.tokens] AS hit
+    RETURN c, toFloat(size([ts IN $term_sets WHERE all(t IN ts WHERE t IN hit)]) * $whole_weight + size(hit)) AS score
   }
-  WITH c, [t IN $tokens WHERE t IN c.tokens] AS hit
-  WITH c ORDER BY size([ts IN $term_sets WHERE all(t IN ts WHERE t IN hit)]) DESC, size(hit) DESC,
+  WITH c, max(score) AS score
+  WITH c ORDER BY score DESC,
                   CASE WHEN c.updated_at > $now THEN $now ELSE datetime.truncate('microsecond', c.updated_at) END DESC,
                   c.seq ASC
   LIMIT $top_ready

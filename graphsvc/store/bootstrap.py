@@ -66,8 +66,10 @@ def term_parameters(terms: Iterable[str]) -> dict[str, Any]:
     """The request's terms as the statement ranks with them: each term's token set, and all distinct tokens."""
     token_sets = term_token_sets(list(terms))
     tokens = sorted(frozenset().union(*token_sets))
-    return {"term_sets": [sorted(tokens) for tokens in token_sets], "tokens": tokens,
-            "token_queries": token_queries(tokens), "projects_per_query": PROJECTS_PER_QUERY}
+    term_sets = [sorted(tokens) for tokens in token_sets]
+    return {"term_sets": term_sets, "tokens": tokens, "token_queries": token_queries(tokens),
+            "rank_query": rank_query(term_sets, tokens), "whole_weight": whole_weight(tokens),
+            "projects_per_query": PROJECTS_PER_QUERY}
 
 
 #: Lucene refuses a query of more than 1024 clauses (maxClauseCount); 64 terms can hold ~4,000 tokens.
@@ -90,6 +92,43 @@ def token_queries(tokens: list[str]) -> list[str]:
     quoted = ['"' + t.replace("\\", "\\\\").replace('"', '\\"') + '"' for t in tokens]
     return ["tokens:(" + " OR ".join(quoted[start:start + TOKENS_PER_QUERY]) + ")"
             for start in range(0, len(quoted), TOKENS_PER_QUERY)]
+
+
+#: The most leaf clauses a ranking query may have: with PROJECTS_PER_QUERY project clauses, under 1024.
+RANK_CLAUSES = 1024 - PROJECTS_PER_QUERY
+#: Lucene's whitespace analyzer cuts tokens at 255 UTF-16 units: a longer token is not one indexed term.
+MAX_TERM_UNITS = 255
+
+
+def whole_weight(tokens: list[str]) -> int:
+    """What one whole term covered weighs in a coverage score: more than all distinct tokens together,
+    so `whole_terms * whole_weight + tokens` orders rows as graphsvc.core.ranking's key does."""
+    return len(tokens) + 1
+
+
+def _exact_term(token: str) -> str:
+    """A Lucene regexp matching exactly this indexed token (regexp queries score a constant)."""
+    return "tokens:/" + "".join(ch if ch.isalnum() else "\\" + ch for ch in token) + "/"
+
+
+def rank_query(term_sets: list[list[str]], tokens: list[str]) -> str | None:
+    """A Lucene query whose score IS a capsule's coverage: whole terms * whole_weight + distinct tokens.
+
+    Each token is a regexp clause of constant score 1 (a regexp of the literal token: regexp queries
+    score their boost, not BM25); each term is a group requiring all its tokens, worth whole_weight.
+    So Neo4j can take the k best rows by coverage from the index in score order and stop (the cut,
+    cypher/bootstrap/sections.cypher) instead of reading every row that holds a token. None when
+    exact scores cannot be had (too many clauses for one query, a token the analyzer splits): the
+    statement then computes coverage from each row's stored tokens.
+    """
+    if not tokens or len(tokens) + sum(map(len, term_sets)) > RANK_CLAUSES:
+        return None
+    if any(len(token.encode("utf-16-le")) // 2 > MAX_TERM_UNITS for token in tokens):
+        return None
+    weight = whole_weight(tokens)
+    whole = ["(" + " ".join(f"+{_exact_term(t)}^{weight if i == 0 else 0}" for i, t in enumerate(ts)) + ")"
+             for ts in term_sets]
+    return " ".join(whole + [f"{_exact_term(t)}^1" for t in tokens])
 
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)

@@ -11,7 +11,7 @@ from datetime import timedelta
 from graphsvc.clock import fixed_clock
 from graphsvc.service import GraphService
 
-from .bootstrap_support import NOW
+from .bootstrap_support import NOW, Store
 from .oracle import oracle_pack
 
 
@@ -60,3 +60,32 @@ def test_a_fence_finds_its_term_rows_in_every_project_whatever_its_id(db):
             assert pack == oracle_pack(db, request, NOW), request
             assert [row["headline"] for row in pack["decisions"]] == [f"decision zebra in {project}"], request
             assert [row["headline"] for row in pack["traps"]] == [f"failure_pattern zebra in {project}"], request
+
+
+def test_the_coverage_cut_keeps_the_boundary_ties_and_skips_dead_rows(db):
+    # With terms, each section takes from the full-text index, in coverage order, the k-th best
+    # coverage among LIVE rows (the cut) and reads only the rows at or above it. Here the best
+    # rows are tombstoned, superseded or expired (the cut must look past them), and the rows tied
+    # at the boundary share one instant, so only the id breaks the tie.
+    s = Store(db)
+    for kind in ("constraint", "decision", "failure_pattern", "task"):
+        both = s.many([{"project_id": project, "kind": kind, "content": f"{kind} alpha beta {n}"}
+                       for n in range(4) for project in ("c", "c/x")], age_days=30)
+        dead = s.many([{"project_id": "c", "kind": kind, "content": f"{kind} alpha beta gamma {n}",
+                        **({"valid_to": (NOW - timedelta(days=1)).isoformat()} if n == 2 else {})}
+                       for n in range(3)], age_days=5)
+        s.tombstone(dead[0])
+        if kind in ("constraint", "decision"):
+            s.supersede(both[0], dead[1])
+        s.many([{"project_id": project, "kind": kind, "content": f"{kind} alpha only {n}"}
+                for n in range(6) for project in ("c", "c/x", "d")], age_days=20)  # one instant: ties
+        s.many([{"project_id": "c", "kind": kind, "content": f"{kind} beta only {n}"} for n in range(3)], age_days=25)
+        s.many([{"project_id": "c", "kind": kind, "content": f"fresh {kind} {n}"} for n in range(12)], age_days=1)
+    for fence in ({}, {"project_prefix": "c"}, {"project_id": "c"}, {"project_id": "c/x"}):
+        for terms in (["alpha", "beta"], ["alpha beta"], ["alpha", "alpha beta", "gamma"], ["beta"]):
+            for budget in (200, 1500):
+                request = {**fence, "terms": terms, "token_budget": budget}
+                pack = s.pack(**request)
+                assert pack == oracle_pack(db, request, NOW), request
+    pack = s.pack(project_prefix="c", terms=["alpha", "beta"])
+    assert [row["headline"] for row in pack["decisions"][:8]] == [f"decision alpha beta {n}" for n in range(4) for _ in (0, 1)]

@@ -29,7 +29,8 @@ def operators(plan: dict[str, Any]) -> Iterator[tuple[str, str, bool]]:
 
 
 def explain(db, **fence: Any) -> list[tuple[str, str, bool]]:
-    params = {"now": NOW, "tokens": ["parser"], "term_sets": [["parser"]], "token_queries": ["tokens:(\"parser\")"], "projects_per_query": 256, "top_ready": 11, "top_section": 10,
+    params = {"now": NOW, "tokens": ["parser"], "term_sets": [["parser"]], "token_queries": ["tokens:(\"parser\")"], "projects_per_query": 256,
+              "rank_query": "(+tokens:/parser/^2) tokens:/parser/^1", "whole_weight": 2, "top_ready": 11, "top_section": 10,
               "top_constraints": 40, "project_id": None, "project_prefix": None, **fence}
     summary = db._driver.execute_query("EXPLAIN " + cypher.load("bootstrap/sections"), params).summary
     return list(operators(summary.plan))
@@ -81,7 +82,10 @@ def test_every_section_seeks_an_index_and_no_path_is_enumerated(db):
                                  "Capsule(ready, updated_at")), leaves
         # A section's fenced and unfenced branches start from the one-row guard choosing between them.
         guards = [d for op, d in leaves if op == "Unwind" and "$project_id IS NULL AND $project_prefix IS NULL" in d]
-        assert all(op == "Argument" or d in kinds + loops + live + decay + covering + guards + tallies + expired
+        # With terms, the cut (the k-th best coverage) reads the coverage-scoring full-text query
+        # from a one-row guard: a procedure call on no index of its own.
+        cuts = [d for op, d in leaves if op == "Unwind" and "$rank_query IS NULL" in d]
+        assert all(op == "Argument" or d in kinds + loops + live + decay + covering + guards + cuts + tallies + expired
                    for op, d in leaves), leaves
         assert not {"NodeByLabelScan", "AllNodesScan"} & set(ops), ops
         assert not [op for op in ops if op.startswith(PATH_OPERATORS)], ops
