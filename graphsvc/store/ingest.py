@@ -49,7 +49,8 @@ def _row(item: CapsuleIn, capsule_id: str, seq: int) -> dict[str, Any]:
     """One node's label and properties; created_at/updated_at are the request's `now`, sent once per batch.
 
     Maintained fields start as a capsule nothing supersedes: its folded tokens, `superseded`
-    false and, for a task/epic, `ord` = seq (above every ord in use, graphsvc.core.order).
+    false, `counted` (but a task/epic's, which waits for its readiness) and, for a task/epic,
+    `ord` = seq (above every ord in use, graphsvc.core.order).
     """
     props: dict[str, Any] = {
         "id": capsule_id,
@@ -68,6 +69,9 @@ def _row(item: CapsuleIn, capsule_id: str, seq: int) -> dict[str, Any]:
     props["superseded"] = False
     if item.kind in DAG_KINDS:
         props["ord"] = seq
+    section = maintain.created_section(item.kind, item.tier)
+    if section is not None:
+        props["counted"] = section
     return {"label": maintain.kind_label(item.kind), "props": props}
 
 
@@ -79,6 +83,8 @@ def _ingest(tx: ManagedTransaction, items: Sequence[CapsuleIn], now: datetime, b
     ids = [f"cap-{first + offset}" for offset in range(len(items))]
     rows = [_row(item, capsule_id, first + offset) for offset, (item, capsule_id) in enumerate(zip(items, ids))]
     run(tx, "capsules/create", rows=rows, now=now)
+    maintain.count_created(tx, [(row["props"]["project_id"], row["props"]["counted"])
+                                for row in rows if "counted" in row["props"]])
     blocks: list[tuple[str, str]] = []
     supersedes: list[dict[str, str]] = []
     for item, capsule_id in zip(items, ids):
@@ -89,11 +95,13 @@ def _ingest(tx: ManagedTransaction, items: Sequence[CapsuleIn], now: datetime, b
         blocks_order.add_blocks(tx, blocks)
     if supersedes:
         run(tx, "capsules/create_supersedes", edges=supersedes)
-    # What the batch can change: its own tasks' readiness, what its `blocks` edges point at, and
-    # whatever its `supersedes` retire (and what those blocked).
+    # What the batch can change: its own tasks' readiness (and so `counted`), what its `blocks`
+    # edges point at, and whatever its `supersedes` retire (and what those blocked). The other new
+    # capsules were created counted: nothing in the batch can supersede them (references are to
+    # stored capsules only).
     new_tasks = [capsule_id for item, capsule_id in zip(items, ids) if item.kind in DAG_KINDS]
     maintain.refresh(tx, superseded=[edge["to"] for edge in supersedes],
-                     readiness=new_tasks + [target for _, target in blocks], touched=ids)
+                     readiness=new_tasks + [target for _, target in blocks])
     return ids
 
 

@@ -25,11 +25,14 @@ from-scratch value (tested by a thread race and a stateful property test).
 
 The tallies are the one sum kept: when a capsule's recomputed `counted` differs from the stored
 one, one count moves between two tallies, each tally locked before it is read, so concurrent moves
-add up; `graphsvc verify` recounts every tally from scratch.
+add up; `graphsvc verify` recounts every tally from scratch. An ingest creates its capsules already
+counted (all but tasks/epics, whose readiness waits for the batch's edges) and adds them to their
+tallies in one statement (`count_created`), instead of refreshing each new capsule.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any, Iterable
 
 from neo4j import ManagedTransaction
@@ -49,6 +52,24 @@ def kind_label(kind: str) -> str:
 def folded_tokens(headline: str, content: str) -> list[str]:
     """The capsule's distinct folded tokens, sorted (what coverage counts against)."""
     return sorted(text_tokens(headline, content))
+
+
+def created_section(kind: str, tier: str) -> str | None:
+    """`counted` of a capsule as created, for every kind but task/epic (their readiness waits for the
+    batch's edges): the rule of maintain/refresh_counted for a capsule nothing supersedes yet."""
+    if kind == "constraint":
+        return "constraints" if tier == "active" else None
+    return {"decision": "decisions", "failure_pattern": "traps"}.get(kind)
+
+
+def count_created(tx: ManagedTransaction, counted: Iterable[tuple[str, str]]) -> None:
+    """Add created capsules' (project_id, section) pairs to their tallies: one statement, not a
+    refresh of each new capsule (which locked and rewrote every one of them)."""
+    deltas = Counter(f"{section}|{project_id}" for project_id, section in counted)
+    if deltas:
+        run(tx, "maintain/add_to_tallies", rows=[
+            {"key": key, "project_id": key.split("|", 1)[1], "section": key.split("|", 1)[0], "delta": delta}
+            for key, delta in sorted(deltas.items())])
 
 
 def refresh(tx: ManagedTransaction, superseded: Iterable[str] = (), readiness: Iterable[str] = (),

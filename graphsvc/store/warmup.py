@@ -37,6 +37,8 @@ STATEMENTS: tuple[tuple[str, dict[str, Any]], ...] = (
     ("maintain/refresh_superseded", {"ids": [_NOWHERE]}),
     ("maintain/refresh_readiness", {"ids": [_NOWHERE]}),
     ("maintain/refresh_counted", {"ids": [_NOWHERE]}),
+    ("maintain/add_to_tallies", {"rows": [{"key": "decisions|" + _NOWHERE, "project_id": _NOWHERE,
+                                           "section": "decisions", "delta": 0}]}),
     ("maintain/blocked_targets", {"ids": [_NOWHERE]}),
     ("maintain/superseded_targets", {"ids": [_NOWHERE]}),
 )
