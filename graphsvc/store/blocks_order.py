@@ -17,6 +17,8 @@ transactions are serialised; everything else (reads, other writes) is not affect
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
+
 from typing import Any, Sequence
 
 from neo4j import ManagedTransaction
@@ -81,11 +83,15 @@ def reorder_intervals(tx: ManagedTransaction, against: Sequence[Edge]) -> None:
     """
     ords = _ords(tx, [end for edge in against for end in edge])
     intervals = _merged([(ords[b], ords[a]) for a, b in against])
-    rows = run(tx, "order/interval", intervals=[list(interval) for interval in intervals])
+    rows = sorted(run(tx, "order/interval", intervals=[list(interval) for interval in intervals]),
+                  key=lambda r: r["ord"])
+    row_ords = [r["ord"] for r in rows]
     moved: list[dict[str, Any]] = []
     remarked: list[dict[str, Any]] = []
     for low, high in intervals:
-        region = [r for r in rows if low <= r["ord"] <= high]
+        # each interval's rows by bisection: a scan of all rows per interval was quadratic
+        # (2 of 5 s of a 4,000-edge relate under the profiler)
+        region = rows[bisect_left(row_ords, low):bisect_right(row_ords, high)]
         current = {r["seq"]: r["ord"] for r in region}
         id_of = {r["seq"]: r["id"] for r in region}
         marked_now = {(r["seq"], target): marked for r in region
