@@ -114,13 +114,16 @@ DROP INDEX failure_pattern_project IF EXISTS;
 DROP INDEX capsule_ready_project IF EXISTS;
 
 // Schema v3: per-project section tallies (graphsvc.store.maintain), so a pack's totals cost the
-// fence's projects, not its capsules. And the listed capsules that carry a valid_to, by section,
-// so the expired ones (a read-time filter) are subtracted through a seek.
+// fence's projects, not its capsules. And the listed capsules that carry a valid_to, by section and
+// project, so the fence's expired ones (a read-time filter) are subtracted through a seek.
 CREATE CONSTRAINT tally_key_unique IF NOT EXISTS
 FOR (t:Tally) REQUIRE t.key IS UNIQUE;
 
 CREATE INDEX tally_project IF NOT EXISTS
 FOR (t:Tally) ON (t.project_id);
 
-CREATE INDEX capsule_counted_valid_to IF NOT EXISTS
-FOR (c:Capsule) ON (c.counted, c.valid_to);
+CREATE INDEX capsule_counted_project_valid_to IF NOT EXISTS
+FOR (c:Capsule) ON (c.counted, c.project_id, c.valid_to);
+
+// Replaced by the one above (the store-wide seek read every expired capsule of the store).
+DROP INDEX capsule_counted_valid_to IF EXISTS;

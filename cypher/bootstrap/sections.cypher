@@ -12,7 +12,7 @@
 //     (same key) and fills the budget. Coverage travels as one number, `score` = whole terms *
 //     $whole_weight + tokens (0 for a row holding no term token).
 //   * totals are exact: the fence's maintained per-project tallies, less the listed capsules that have
-//     expired by $now (sought through the (counted, valid_to) index).
+//     expired by $now (sought per project through the (counted, project_id, valid_to) index).
 //   * a ranked section never sorts its fence. Without terms, the top k are the k freshest live
 //     rows: the "floor" is the truncated updated_at of the k-th freshest live row before $now, read
 //     in order from the kind's updated_at index (with a fence: its (project_id, updated_at) index,
@@ -61,16 +61,17 @@ CALL () {
 // ... and the same projects as Lucene clauses for the full-text queries: quoted `project_id`
 // phrases (the whitespace analyzer makes any valid id one or more terms: a superset, filtered by
 // `c.project_id IN fence_projects`), at most $projects_per_query to a query.
-WITH *, [start IN range(0, size(fence_projects) - 1, $projects_per_query) WHERE start < size(fence_projects) |
-         reduce(q = '', p IN fence_projects[start..start + $projects_per_query] |
-                q + ' project_id:"' + replace(replace(p, '\\', '\\\\'), '"', '\\"') + '"')] AS fence_clauses
-CALL () {
-  // Traps are listed whatever their valid_to; the other three sections drop expired capsules.
-  MATCH (c:Capsule) USING INDEX SEEK c:Capsule(counted, valid_to)
-  WHERE c.counted IN ['constraints', 'decisions', 'ready'] AND c.valid_to <= $now
-    AND c.project_id STARTS WITH coalesce($project_id, $project_prefix, '')
-    AND ($project_id IS NULL OR c.project_id = $project_id)
-    AND ($project_prefix IS NULL OR c.project_id = $project_prefix OR c.project_id STARTS WITH $project_prefix + '/')
+WITH *, CASE WHEN $project_id IS NULL AND $project_prefix IS NULL THEN [] ELSE  // (no fence: not needed)
+         [start IN range(0, size(fence_projects) - 1, $projects_per_query) WHERE start < size(fence_projects) |
+          reduce(q = '', p IN fence_projects[start..start + $projects_per_query] |
+                 q + ' project_id:"' + replace(replace(p, '\\', '\\\\'), '"', '\\"') + '"')] END AS fence_clauses
+CALL (fence_projects) {
+  // Traps are listed whatever their valid_to, the other three sections drop expired capsules: per
+  // project of the fence (a listed capsule's project has a tally with listed > 0), so the cost is
+  // the fence's expired-but-listed capsules, not the store's.
+  UNWIND fence_projects AS p
+  MATCH (c:Capsule) USING INDEX SEEK c:Capsule(counted, project_id, valid_to)
+  WHERE c.counted IN ['constraints', 'decisions', 'ready'] AND c.project_id = p AND c.valid_to <= $now
   RETURN sum(CASE c.counted WHEN 'constraints' THEN 1 ELSE 0 END) AS constraints_expired,
          sum(CASE c.counted WHEN 'decisions' THEN 1 ELSE 0 END) AS decisions_expired,
          sum(CASE c.counted WHEN 'ready' THEN 1 ELSE 0 END) AS ready_expired

@@ -62,7 +62,7 @@ def test_every_section_seeks_an_index_and_no_path_is_enumerated(db):
         live = [d for op, d in leaves if op == "NodeIndexSeek" and "Capsule(status, project_id)" in d]
         # totals: the fence's tallies, less the expired listed capsules (schema v3)
         tallies = [d for op, d in leaves if op.startswith("NodeIndexSeek") and "t:Tally(project_id)" in d]
-        expired = [d for op, d in leaves if op.startswith("NodeIndexSeek") and "Capsule(counted, valid_to)" in d]
+        expired = [d for op, d in leaves if op.startswith("NodeIndexSeek") and "Capsule(counted, project_id, valid_to)" in d]
         assert tallies and expired, leaves
         # constraints, decisions, traps, ready: the fenced floor (from each of the fence's projects
         # its k freshest rows), then each project's rows from the floor on
