@@ -18,7 +18,6 @@ transactions are serialised; everything else (reads, other writes) is not affect
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-
 from typing import Any, Sequence
 
 from neo4j import ManagedTransaction

@@ -10,6 +10,7 @@ from datetime import timedelta
 
 from graphsvc.clock import fixed_clock
 from graphsvc.service import GraphService
+from graphsvc.store.bootstrap import term_parameters
 
 from .bootstrap_support import NOW, Store
 from .oracle import oracle_pack
@@ -89,3 +90,19 @@ def test_the_coverage_cut_keeps_the_boundary_ties_and_skips_dead_rows(db):
                 assert pack == oracle_pack(db, request, NOW), request
     pack = s.pack(project_prefix="c", terms=["alpha", "beta"])
     assert [row["headline"] for row in pack["decisions"][:8]] == [f"decision alpha beta {n}" for n in range(4) for _ in (0, 1)]
+
+
+def test_a_full_query_of_project_ids_that_are_long_phrases_stays_under_lucenes_clause_limit(db):
+    # A project id with whitespace is a phrase of up to ~100 terms; a full fenced query names
+    # PROJECTS_PER_QUERY of them beside the term clauses. Lucene counts a phrase as one clause.
+    projects = [("w/" + " ".join(f"w{i}x{j}" for j in range(60)))[:190].strip() for i in range(300)]
+    service = GraphService(db, clock=fixed_clock(NOW - timedelta(days=1)))
+    service.ingest({"items": [{"project_id": p, "kind": "decision", "content": f"decision zebra {n}"}
+                              for n, p in enumerate(projects)]})
+    # 64 terms, 316 tokens: 632 ranking clauses (under RANK_CLAUSES), + 256 project phrases a query
+    terms = ["zebra"] + [" ".join(f"t{n}y{j}" for j in range(5)) for n in range(63)]
+    assert term_parameters(terms)["rank_query"] is not None
+    request = {"project_prefix": "w", "terms": terms}
+    pack = GraphService(db, clock=fixed_clock(NOW)).bootstrap(request)
+    assert pack == oracle_pack(db, request, NOW)
+    assert len(pack["decisions"]) == 10
