@@ -211,7 +211,8 @@ class Service:
 
     def __enter__(self) -> "Service":
         env = dict(os.environ, PYTHONPATH=str(Path(self.source).resolve()), GRAPHSVC_PORT=str(self.port),
-                   GRAPHSVC_LOG_LEVEL="warning", **self.extra_env)
+                   GRAPHSVC_LOG_LEVEL="warning")
+        env.update(self.extra_env)  # a target may set PYTHONPATH itself (e.g. an extra package dir)
         env.pop("GRAPHSVC_API_TOKEN", None)
         self.log = open(f"/tmp/graphsvc-bench-{self.name}-{self.port}.log", "wb")
         self.proc = subprocess.Popen([sys.executable, "-m", "graphsvc", "serve"], env=env, cwd=self.source,

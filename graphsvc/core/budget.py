@@ -67,23 +67,38 @@ def settle_self_count(fixed_chars: int, occurrences: int = 1) -> int:
         digits = len(str(count))
 
 
-def longest_fitting_prefix(available: int, fits: Callable[[int], bool]) -> int:
+def longest_fitting_prefix(available: int, fits: Callable[[int], bool], guess: int | None = None) -> int:
     """The largest k in [0, available] with ``fits(k)``; ``fits(0)`` is taken as true.
 
     ``fits`` must be monotone (true up to some k, false after): it is for pack bodies, since
     every content row adds far more characters than the ``trimmed_by_budget`` digits can
     lose. The result is exactly what a row-by-row fill would keep.
 
-    The first probe is everything (the common case: the whole pack fits, one measurement).
-    Otherwise probing 1, 2, 4, ... then bisecting keeps every further body within about
-    twice the size of the answer: O(log k) measurements instead of one per row.
+    Without a guess, the first probe is everything (the common case: the whole pack fits, one
+    measurement); otherwise probing 1, 2, 4, ... then bisecting keeps every further body within
+    about twice the size of the answer: O(log k) measurements instead of one per row.
+
+    With a ``guess`` (an estimate of the answer), the search gallops from it, up or down, then
+    bisects: an exact guess costs two measurements, a wrong one O(log |error|) more. The guess
+    only decides where to look, never the answer.
     """
-    if available == 0 or fits(available):
-        return available
-    good, probe = 0, 1
-    while probe < available and fits(probe):
-        good, probe = probe, probe * 2
-    bad = min(probe, available)
+    if available == 0:
+        return 0
+    if guess is None:
+        if fits(available):
+            return available
+        good, probe = 0, 1
+        while probe < available and fits(probe):
+            good, probe = probe, probe * 2
+        bad = min(probe, available)
+    else:
+        guess = min(max(guess, 0), available)
+        if guess == 0 or fits(guess):
+            if guess == available:
+                return available
+            good, bad = _gallop_up(guess, available, fits)
+        else:
+            good, bad = _gallop_down(guess, fits)
     while bad - good > 1:
         middle = (good + bad) // 2
         if fits(middle):
@@ -91,3 +106,26 @@ def longest_fitting_prefix(available: int, fits: Callable[[int], bool]) -> int:
         else:
             bad = middle
     return good
+
+
+def _gallop_up(good: int, available: int, fits: Callable[[int], bool]) -> tuple[int, int]:
+    """From a k that fits, probe good+1, good+2, good+4, ... up to the first that does not
+    (``available + 1`` stands for "past the end": everything fits)."""
+    step = 1
+    while True:
+        probe = min(good + step, available)
+        if not fits(probe):
+            return good, probe
+        if probe == available:
+            return available, available + 1
+        good, step = probe, step * 2
+
+
+def _gallop_down(bad: int, fits: Callable[[int], bool]) -> tuple[int, int]:
+    """From a k that does not fit, probe bad-1, bad-2, bad-4, ... down to the first that fits."""
+    step = 1
+    while True:
+        probe = max(bad - step, 0)
+        if probe == 0 or fits(probe):
+            return probe, bad
+        bad, step = probe, step * 2

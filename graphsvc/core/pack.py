@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
-from graphsvc.core.budget import longest_fitting_prefix, settle_self_count
+from graphsvc.core.budget import longest_fitting_prefix, settle_self_count, tokens_for_chars
 from graphsvc.core.candidates import Candidate
 from graphsvc.core.canonical import canonical_json
 from graphsvc.core.ranking import rank
@@ -301,6 +301,34 @@ def _settle_used_tokens(pack: dict[str, Any]) -> dict[str, Any]:
     return pack
 
 
+#: What a section's first row adds besides itself: its key and brackets, e.g. `,"decisions":[]`.
+_SECTION_OPENING = {"constraints": len(',"constraints":[]'), "ready": len(',"ready":[]'),
+                    "decisions": len(',"decisions":[]'), "traps": len(',"traps":[]')}
+
+
+def _estimated_fit(found: _Candidates, budget: int, floor_pack: Row) -> int:
+    """About how many content rows fit: the floor pack's length plus each row's own text, comma
+    and handle, summed in fill order. Only a starting point for the measured search (the digits
+    of the budget figures and repeated handles shift it by a row or so), which then costs two
+    measured bodies instead of a dozen."""
+    chars = len(canonical_json(floor_pack))
+    kept = 0
+    seen = set(floor_pack.get("handles", ()))
+    sections = (("constraints", found.constraints, found.first_constraint is not None), ("ready", found.ready.rows, False),
+                ("decisions", found.decisions, False), ("traps", found.traps, False))  # fmt: skip
+    for name, rows, opened in sections:
+        for row in rows:
+            chars += len(canonical_json(row)) + 1 + (0 if opened else _SECTION_OPENING[name])
+            opened = True
+            if row["id"] not in seen:
+                seen.add(row["id"])
+                chars += len(row["id"]) + 3
+            if tokens_for_chars(chars) > budget:
+                return kept
+            kept += 1
+    return kept
+
+
 def _floor_tokens(envelope: _Envelope, found: _Candidates) -> int:
     """The least budget B whose floor pack, asked for with token_budget B, costs exactly B.
 
@@ -371,5 +399,7 @@ def assemble_pack(inputs: PackInputs, request: PackRequest, now: datetime) -> di
             measured[kept] = _settle_used_tokens(_render(envelope, found, kept, _budget(floor, budget, trimmed)))
         return measured[kept]
 
-    kept = longest_fitting_prefix(found.content_rows, lambda k: with_rows(k)["budget"]["used_tokens"] <= budget)
+    guess = _estimated_fit(found, budget, with_rows(0))
+    kept = longest_fitting_prefix(found.content_rows, lambda k: with_rows(k)["budget"]["used_tokens"] <= budget,
+                                  guess=guess)
     return with_rows(kept)

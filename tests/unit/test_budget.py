@@ -85,3 +85,31 @@ def test_prefix_search_finds_the_boundary_and_probes_little(available: int, thre
 
 def test_prefix_search_with_nothing_available_measures_nothing() -> None:
     assert longest_fitting_prefix(0, lambda k: pytest.fail("no probe expected")) == 0
+
+
+@given(st.integers(0, 5_000), st.integers(0, 6_000), st.integers(-20, 5_020))
+def test_prefix_search_from_a_guess_finds_the_same_boundary(available: int, threshold: int, guess: int) -> None:
+    """A guess only says where to start: any guess, good or bad, gives the row-by-row answer."""
+    probes: list[int] = []
+
+    def fits(k: int) -> bool:
+        probes.append(k)
+        assert 0 < k <= available
+        return k <= threshold
+
+    kept = longest_fitting_prefix(available, fits, guess=guess)
+    assert kept == min(available, threshold)
+    error = abs(min(max(guess, 0), available) - kept)
+    assert len(probes) <= 2 * math.log2(error + 2) + 3
+
+
+@pytest.mark.parametrize(("available", "threshold"), [(40, 17), (40, 0), (40, 39), (1, 0)])
+def test_an_exact_guess_costs_two_measurements(available: int, threshold: int) -> None:
+    probes: list[int] = []
+
+    def fits(k: int) -> bool:
+        probes.append(k)
+        return k <= threshold
+
+    assert longest_fitting_prefix(available, fits, guess=threshold) == threshold
+    assert sorted(set(probes)) == sorted({k for k in (threshold, threshold + 1) if k > 0})
