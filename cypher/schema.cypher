@@ -45,7 +45,7 @@ FOR (c:Capsule) ON (c.status, c.project_id);
 CREATE INDEX capsule_ord IF NOT EXISTS
 FOR (c:Capsule) ON (c.ord);
 
-// Unfenced ranked sections (cypher/bootstrap/sections.cypher): with no fence, the decay order is
+// Unfenced ranked sections (cypher/bootstrap/sections_store.cypher): with no fence, the decay order is
 // read from these range indexes in order and stops after the rows a section can show, instead of
 // sorting every live row of the store ...
 CREATE INDEX constraint_updated_at IF NOT EXISTS

@@ -1,8 +1,9 @@
 """memory_bootstrap read side: fenced candidate sets and the cycle check from Neo4j (SPEC §2–§4).
 
 Neo4j computes the SETS and their order, Python ranks and budgets them (graphsvc.core.pack). One
-pack is ONE statement, `cypher/bootstrap/sections.cypher`, in one read transaction (one round
-trip, one consistent read). Since schema v2 it reads what the writes maintain
+pack is ONE statement in one read transaction (one round trip, one consistent read):
+`cypher/bootstrap/sections_fenced.cypher` for a fenced pack, `sections_store.cypher` for the
+whole store (`pack_statement`). Since schema v2 it reads what the writes maintain
 (graphsvc.store.maintain) instead of recomputing it per read:
 
 * Sections come back already ranked with the key of graphsvc.core.ranking (term coverage against
@@ -85,7 +86,7 @@ def token_queries(tokens: list[str]) -> list[str]:
     Each token is one quoted term of the `tokens` field (a phrase only where the whitespace
     analyzer splits a token past 255 characters, as it split the indexed value), OR'ed, at most
     TOKENS_PER_QUERY per query. The field is named: the same index holds `project_id`, which a
-    fenced pack's query adds as a required clause (cypher/bootstrap/sections.cypher).
+    fenced pack's query adds as a required clause (cypher/bootstrap/sections_fenced.cypher).
     Folded tokens are letters and digits, but quotes and backslashes are escaped all the same.
     No terms: no query ([]).
     """
@@ -117,7 +118,7 @@ def rank_query(term_sets: list[list[str]], tokens: list[str]) -> str | None:
     Each token is a regexp clause of constant score 1 (a regexp of the literal token: regexp queries
     score their boost, not BM25); each term is a group requiring all its tokens, worth whole_weight.
     So Neo4j can take the k best rows by coverage from the index in score order and stop (the cut,
-    cypher/bootstrap/sections.cypher) instead of reading every row that holds a token. None when
+    cypher/bootstrap/sections_*.cypher) instead of reading every row that holds a token. None when
     exact scores cannot be had (too many clauses for one query, a token the analyzer splits): the
     statement then computes coverage from each row's stored tokens.
     """
@@ -180,10 +181,16 @@ def inputs_from_row(sections: Mapping[str, Any], loop_edges: int) -> PackInputs:
     )
 
 
+def pack_statement(project_id: str | None, project_prefix: str | None) -> str:
+    """The statement serving a pack: one per shape, so neither carries (nor plans) the other's branch."""
+    return "bootstrap/sections_store" if project_id is None and project_prefix is None else "bootstrap/sections_fenced"
+
+
 def read_inputs(db: Database, request: BootstrapRequest, now: datetime) -> PackInputs:
     """The pack's candidate sets and cycle, read in one statement."""
+    statement = pack_statement(request.project_id, request.project_prefix)
     sections = db.read(lambda tx: run(
-        tx, "bootstrap/sections", now=now, top_ready=TOP_READY, top_section=SECTION_CAP,
+        tx, statement, now=now, top_ready=TOP_READY, top_section=SECTION_CAP,
         top_constraints=min(constraint_rows_needed(request.token_budget), MAX_LIMIT), **term_parameters(request.terms or ()),
         project_id=request.project_id, project_prefix=request.project_prefix,
     ))[0]

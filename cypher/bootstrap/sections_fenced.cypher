@@ -1,4 +1,4 @@
-// memory_bootstrap read side (SPEC §2-§4), schema v3: everything one pack needs, in ONE statement,
+// memory_bootstrap read side (SPEC §2-§4), schema v3, a fenced pack: everything one pack needs, in ONE statement,
 // one row, one round trip. It reads the state the writes maintain (graphsvc.store.maintain) instead
 // of recomputing it, so a pack costs what it shows, not what its fence holds:
 //   * ready tasks are sought through the maintained `ready` (indexed): a blocked task is never visited;
@@ -26,8 +26,11 @@
 //     k rows, and only the rows scoring at or above it are read (ties at the cut whole). When exact
 //     scores cannot be had ($rank_query null: very many terms, a token past Lucene's 255-char
 //     limit), every row holding a token comes from $token_queries and its coverage is computed from
-//     its stored tokens. The union is ranked with the full key. One UNWIND guard per section picks
-//     the fenced or the unfenced branch.
+//     its stored tokens. The union is ranked with the full key.
+// This statement serves a pack with a fence ($project_id and/or $project_prefix); the whole store
+// (no fence) has its own, bootstrap/sections_store.cypher, whose ranked sections read the
+// store-wide indexes instead. Two statements, not one with a branch per section chosen at run
+// time: each is half the text to send and to plan (the first plan of the pair took 8 s).
 //
 // Parameters:
 //   $project_id, $project_prefix  SPEC §2 fences; null = no fence (both given = AND). The extra
@@ -61,10 +64,10 @@ CALL () {
 // ... and the same projects as Lucene clauses for the full-text queries: quoted `project_id`
 // phrases (the whitespace analyzer makes any valid id one or more terms: a superset, filtered by
 // `c.project_id IN fence_projects`), at most $projects_per_query to a query.
-WITH *, CASE WHEN $project_id IS NULL AND $project_prefix IS NULL THEN [] ELSE  // (no fence: not needed)
+WITH *,
          [start IN range(0, size(fence_projects) - 1, $projects_per_query) WHERE start < size(fence_projects) |
           reduce(q = '', p IN fence_projects[start..start + $projects_per_query] |
-                 q + ' project_id:"' + replace(replace(p, '\\', '\\\\'), '"', '\\"') + '"')] END AS fence_clauses
+                 q + ' project_id:"' + replace(replace(p, '\\', '\\\\'), '"', '\\"') + '"')] AS fence_clauses
 CALL (fence_projects) {
   // Traps are listed whatever their valid_to, the other three sections drop expired capsules: per
   // project of the fence (a listed capsule's project has a tally with listed > 0), so the cost is
@@ -79,7 +82,6 @@ CALL (fence_projects) {
 CALL (fence_projects, fence_clauses) {
   // A fence: the floor and the cut per project of the fence (see the header), from the
   // Constraint(project_id, updated_at) index and the full-text query naming the fence's projects.
-  UNWIND CASE WHEN $project_id IS NULL AND $project_prefix IS NULL THEN [] ELSE [true] END AS fenced
   CALL (fence_projects) {
     UNWIND fence_projects AS p
     CALL (p) {
@@ -128,50 +130,9 @@ CALL (fence_projects, fence_clauses) {
   RETURN collect(c {.id, .project_id, .headline, .content, .tier, superseded: false,
                     updated_us: c.updated_at.epochSeconds * 1000000 + c.updated_at.microsecond}) AS fenced_constraints
 }
-CALL () {
-  // No fence: the floor from the Constraint(updated_at) index and the cut from the full-text index (see the header).
-  UNWIND CASE WHEN $project_id IS NULL AND $project_prefix IS NULL THEN [true] ELSE [] END AS unfenced
-  CALL () {
-    MATCH (c:Constraint) USING INDEX SEEK c:Constraint(updated_at)
-    WHERE c.updated_at < $now AND c.tier = 'active' AND c.tombstoned_at IS NULL AND c.superseded = false AND (c.valid_to IS NULL OR c.valid_to > $now)
-    WITH c ORDER BY c.updated_at DESC LIMIT $top_constraints
-    RETURN min(datetime.truncate('microsecond', c.updated_at)) AS floor
-  }
-  CALL () {
-    UNWIND CASE WHEN $rank_query IS NULL THEN [] ELSE [$rank_query] END AS rank_query
-    CALL db.index.fulltext.queryNodes('constraint_terms', rank_query) YIELD node AS c, score
-    WHERE c.tier = 'active' AND c.tombstoned_at IS NULL AND c.superseded = false AND (c.valid_to IS NULL OR c.valid_to > $now)
-    WITH score LIMIT $top_constraints
-    RETURN min(score) AS cut
-  }
-  CALL (floor, cut) {
-    MATCH (c:Constraint) USING INDEX SEEK c:Constraint(updated_at)
-    WHERE c.updated_at >= coalesce(floor, $now) AND c.tier = 'active' AND c.tombstoned_at IS NULL AND c.superseded = false AND (c.valid_to IS NULL OR c.valid_to > $now)
-    RETURN c, 0.0 AS score
-    UNION
-    UNWIND CASE WHEN $rank_query IS NULL THEN [] ELSE [$rank_query] END AS rank_query
-    CALL db.index.fulltext.queryNodes('constraint_terms', rank_query) YIELD node AS c, score
-    WHERE score >= cut AND c.tier = 'active' AND c.tombstoned_at IS NULL AND c.superseded = false AND (c.valid_to IS NULL OR c.valid_to > $now)
-    RETURN c, score
-    UNION
-    UNWIND CASE WHEN $rank_query IS NULL AND size($tokens) > 0 THEN $token_queries ELSE [] END AS token_query
-    CALL db.index.fulltext.queryNodes('constraint_terms', token_query) YIELD node AS c
-    WHERE c.tier = 'active' AND c.tombstoned_at IS NULL AND c.superseded = false AND (c.valid_to IS NULL OR c.valid_to > $now)
-    WITH c, [t IN $tokens WHERE t IN c.tokens] AS hit
-    RETURN c, toFloat(size([ts IN $term_sets WHERE all(t IN ts WHERE t IN hit)]) * $whole_weight + size(hit)) AS score
-  }
-  WITH c, max(score) AS score
-  WITH c ORDER BY score DESC,
-                  CASE WHEN c.updated_at > $now THEN $now ELSE datetime.truncate('microsecond', c.updated_at) END DESC,
-                  c.seq ASC
-  LIMIT $top_constraints
-  RETURN collect(c {.id, .project_id, .headline, .content, .tier, superseded: false,
-                    updated_us: c.updated_at.epochSeconds * 1000000 + c.updated_at.microsecond}) AS unfenced_constraints
-}
 CALL (fence_projects, fence_clauses) {
   // A fence: the floor and the cut per project of the fence (see the header), from the
   // Decision(project_id, updated_at) index and the full-text query naming the fence's projects.
-  UNWIND CASE WHEN $project_id IS NULL AND $project_prefix IS NULL THEN [] ELSE [true] END AS fenced
   CALL (fence_projects) {
     UNWIND fence_projects AS p
     CALL (p) {
@@ -220,50 +181,9 @@ CALL (fence_projects, fence_clauses) {
   RETURN collect(c {.id, .project_id, .headline, .content, .tier, superseded: false,
                     updated_us: c.updated_at.epochSeconds * 1000000 + c.updated_at.microsecond}) AS fenced_decisions
 }
-CALL () {
-  // No fence: the floor from the Decision(updated_at) index and the cut from the full-text index (see the header).
-  UNWIND CASE WHEN $project_id IS NULL AND $project_prefix IS NULL THEN [true] ELSE [] END AS unfenced
-  CALL () {
-    MATCH (c:Decision) USING INDEX SEEK c:Decision(updated_at)
-    WHERE c.updated_at < $now AND c.tombstoned_at IS NULL AND c.superseded = false AND (c.valid_to IS NULL OR c.valid_to > $now)
-    WITH c ORDER BY c.updated_at DESC LIMIT $top_section
-    RETURN min(datetime.truncate('microsecond', c.updated_at)) AS floor
-  }
-  CALL () {
-    UNWIND CASE WHEN $rank_query IS NULL THEN [] ELSE [$rank_query] END AS rank_query
-    CALL db.index.fulltext.queryNodes('decision_terms', rank_query) YIELD node AS c, score
-    WHERE c.tombstoned_at IS NULL AND c.superseded = false AND (c.valid_to IS NULL OR c.valid_to > $now)
-    WITH score LIMIT $top_section
-    RETURN min(score) AS cut
-  }
-  CALL (floor, cut) {
-    MATCH (c:Decision) USING INDEX SEEK c:Decision(updated_at)
-    WHERE c.updated_at >= coalesce(floor, $now) AND c.tombstoned_at IS NULL AND c.superseded = false AND (c.valid_to IS NULL OR c.valid_to > $now)
-    RETURN c, 0.0 AS score
-    UNION
-    UNWIND CASE WHEN $rank_query IS NULL THEN [] ELSE [$rank_query] END AS rank_query
-    CALL db.index.fulltext.queryNodes('decision_terms', rank_query) YIELD node AS c, score
-    WHERE score >= cut AND c.tombstoned_at IS NULL AND c.superseded = false AND (c.valid_to IS NULL OR c.valid_to > $now)
-    RETURN c, score
-    UNION
-    UNWIND CASE WHEN $rank_query IS NULL AND size($tokens) > 0 THEN $token_queries ELSE [] END AS token_query
-    CALL db.index.fulltext.queryNodes('decision_terms', token_query) YIELD node AS c
-    WHERE c.tombstoned_at IS NULL AND c.superseded = false AND (c.valid_to IS NULL OR c.valid_to > $now)
-    WITH c, [t IN $tokens WHERE t IN c.tokens] AS hit
-    RETURN c, toFloat(size([ts IN $term_sets WHERE all(t IN ts WHERE t IN hit)]) * $whole_weight + size(hit)) AS score
-  }
-  WITH c, max(score) AS score
-  WITH c ORDER BY score DESC,
-                  CASE WHEN c.updated_at > $now THEN $now ELSE datetime.truncate('microsecond', c.updated_at) END DESC,
-                  c.seq ASC
-  LIMIT $top_section
-  RETURN collect(c {.id, .project_id, .headline, .content, .tier, superseded: false,
-                    updated_us: c.updated_at.epochSeconds * 1000000 + c.updated_at.microsecond}) AS unfenced_decisions
-}
 CALL (fence_projects, fence_clauses) {
   // A fence: the floor and the cut per project of the fence (see the header), from the
   // FailurePattern(project_id, updated_at) index and the full-text query naming the fence's projects.
-  UNWIND CASE WHEN $project_id IS NULL AND $project_prefix IS NULL THEN [] ELSE [true] END AS fenced
   CALL (fence_projects) {
     UNWIND fence_projects AS p
     CALL (p) {
@@ -312,50 +232,9 @@ CALL (fence_projects, fence_clauses) {
   RETURN collect(c {.id, .project_id, .headline, .content, .tier, superseded: c.superseded,
                     updated_us: c.updated_at.epochSeconds * 1000000 + c.updated_at.microsecond}) AS fenced_traps
 }
-CALL () {
-  // No fence: the floor from the FailurePattern(updated_at) index and the cut from the full-text index (see the header).
-  UNWIND CASE WHEN $project_id IS NULL AND $project_prefix IS NULL THEN [true] ELSE [] END AS unfenced
-  CALL () {
-    MATCH (c:FailurePattern) USING INDEX SEEK c:FailurePattern(updated_at)
-    WHERE c.updated_at < $now AND c.tombstoned_at IS NULL
-    WITH c ORDER BY c.updated_at DESC LIMIT $top_section
-    RETURN min(datetime.truncate('microsecond', c.updated_at)) AS floor
-  }
-  CALL () {
-    UNWIND CASE WHEN $rank_query IS NULL THEN [] ELSE [$rank_query] END AS rank_query
-    CALL db.index.fulltext.queryNodes('failure_pattern_terms', rank_query) YIELD node AS c, score
-    WHERE c.tombstoned_at IS NULL
-    WITH score LIMIT $top_section
-    RETURN min(score) AS cut
-  }
-  CALL (floor, cut) {
-    MATCH (c:FailurePattern) USING INDEX SEEK c:FailurePattern(updated_at)
-    WHERE c.updated_at >= coalesce(floor, $now) AND c.tombstoned_at IS NULL
-    RETURN c, 0.0 AS score
-    UNION
-    UNWIND CASE WHEN $rank_query IS NULL THEN [] ELSE [$rank_query] END AS rank_query
-    CALL db.index.fulltext.queryNodes('failure_pattern_terms', rank_query) YIELD node AS c, score
-    WHERE score >= cut AND c.tombstoned_at IS NULL
-    RETURN c, score
-    UNION
-    UNWIND CASE WHEN $rank_query IS NULL AND size($tokens) > 0 THEN $token_queries ELSE [] END AS token_query
-    CALL db.index.fulltext.queryNodes('failure_pattern_terms', token_query) YIELD node AS c
-    WHERE c.tombstoned_at IS NULL
-    WITH c, [t IN $tokens WHERE t IN c.tokens] AS hit
-    RETURN c, toFloat(size([ts IN $term_sets WHERE all(t IN ts WHERE t IN hit)]) * $whole_weight + size(hit)) AS score
-  }
-  WITH c, max(score) AS score
-  WITH c ORDER BY score DESC,
-                  CASE WHEN c.updated_at > $now THEN $now ELSE datetime.truncate('microsecond', c.updated_at) END DESC,
-                  c.seq ASC
-  LIMIT $top_section
-  RETURN collect(c {.id, .project_id, .headline, .content, .tier, superseded: c.superseded,
-                    updated_us: c.updated_at.epochSeconds * 1000000 + c.updated_at.microsecond}) AS unfenced_traps
-}
 CALL (fence_projects, fence_clauses) {
   // A fence: the floor and the cut per project of the fence (see the header), from the
   // Capsule(ready, project_id, updated_at) index and the full-text query naming the fence's projects.
-  UNWIND CASE WHEN $project_id IS NULL AND $project_prefix IS NULL THEN [] ELSE [true] END AS fenced
   CALL (fence_projects) {
     UNWIND fence_projects AS p
     CALL (p) {
@@ -405,46 +284,6 @@ CALL (fence_projects, fence_clauses) {
                     updated_us: c.updated_at.epochSeconds * 1000000 + c.updated_at.microsecond}) AS fenced_ready
 }
 CALL () {
-  // No fence: the floor from the Capsule(ready, updated_at) index and the cut from the full-text index (see the header).
-  UNWIND CASE WHEN $project_id IS NULL AND $project_prefix IS NULL THEN [true] ELSE [] END AS unfenced
-  CALL () {
-    MATCH (c:Capsule) USING INDEX SEEK c:Capsule(ready, updated_at)
-    WHERE c.ready = true AND c.updated_at < $now AND (c.valid_to IS NULL OR c.valid_to > $now)
-    WITH c ORDER BY c.ready DESC, c.updated_at DESC LIMIT $top_ready
-    RETURN min(datetime.truncate('microsecond', c.updated_at)) AS floor
-  }
-  CALL () {
-    UNWIND CASE WHEN $rank_query IS NULL THEN [] ELSE [$rank_query] END AS rank_query
-    CALL db.index.fulltext.queryNodes('task_terms', rank_query) YIELD node AS c, score
-    WHERE c.ready = true AND (c.valid_to IS NULL OR c.valid_to > $now)
-    WITH score LIMIT $top_ready
-    RETURN min(score) AS cut
-  }
-  CALL (floor, cut) {
-    MATCH (c:Capsule) USING INDEX SEEK c:Capsule(ready, updated_at)
-    WHERE c.ready = true AND c.updated_at >= coalesce(floor, $now) AND (c.valid_to IS NULL OR c.valid_to > $now)
-    RETURN c, 0.0 AS score
-    UNION
-    UNWIND CASE WHEN $rank_query IS NULL THEN [] ELSE [$rank_query] END AS rank_query
-    CALL db.index.fulltext.queryNodes('task_terms', rank_query) YIELD node AS c, score
-    WHERE score >= cut AND c.ready = true AND (c.valid_to IS NULL OR c.valid_to > $now)
-    RETURN c, score
-    UNION
-    UNWIND CASE WHEN $rank_query IS NULL AND size($tokens) > 0 THEN $token_queries ELSE [] END AS token_query
-    CALL db.index.fulltext.queryNodes('task_terms', token_query) YIELD node AS c
-    WHERE c.ready = true AND (c.valid_to IS NULL OR c.valid_to > $now)
-    WITH c, [t IN $tokens WHERE t IN c.tokens] AS hit
-    RETURN c, toFloat(size([ts IN $term_sets WHERE all(t IN ts WHERE t IN hit)]) * $whole_weight + size(hit)) AS score
-  }
-  WITH c, max(score) AS score
-  WITH c ORDER BY score DESC,
-                  CASE WHEN c.updated_at > $now THEN $now ELSE datetime.truncate('microsecond', c.updated_at) END DESC,
-                  c.seq ASC
-  LIMIT $top_ready
-  RETURN collect(c {.id, .project_id, .headline, .content, .tier, superseded: false,
-                    updated_us: c.updated_at.epochSeconds * 1000000 + c.updated_at.microsecond}) AS unfenced_ready
-}
-CALL () {
   // Fail closed (SPEC §3): a live cycle in the fence must contain a live, fenced BLOCKS edge marked
   // `closes_loop`. Live = open, not tombstoned, not superseded.
   OPTIONAL MATCH (a:Capsule)-[r:BLOCKS {closes_loop: true}]->(b:Capsule) USING INDEX SEEK r:BLOCKS(closes_loop)
@@ -474,7 +313,7 @@ CALL (loop_edges) {
   WHERE size(live_sources) > 0
   RETURN collect([t.seq, live_sources]) AS live_blocked_by
 }
-RETURN fenced_constraints + unfenced_constraints AS constraints, constraints_listed - constraints_expired AS constraints_total,
-       fenced_ready + unfenced_ready AS ready, ready_listed - ready_expired AS ready_total, loop_edges, live_blocked_by,
-       fenced_decisions + unfenced_decisions AS decisions, decisions_listed - decisions_expired AS decisions_total,
-       fenced_traps + unfenced_traps AS traps, traps_total
+RETURN fenced_constraints AS constraints, constraints_listed - constraints_expired AS constraints_total,
+       fenced_ready AS ready, ready_listed - ready_expired AS ready_total, loop_edges, live_blocked_by,
+       fenced_decisions AS decisions, decisions_listed - decisions_expired AS decisions_total,
+       fenced_traps AS traps, traps_total

@@ -1,0 +1,264 @@
+// memory_bootstrap read side (SPEC §2-§4), schema v3, the whole store: everything one pack needs, in ONE statement,
+// one row, one round trip. It reads the state the writes maintain (graphsvc.store.maintain) instead
+// of recomputing it, so a pack costs what it shows, not what its fence holds:
+//   * ready tasks are sought through the maintained `ready` (indexed): a blocked task is never visited;
+//   * "no cycle" is proven by looking up the fence's live BLOCKS edges marked `closes_loop` (the
+//     writes keep a topological order in which every cycle has one); only a fence holding one
+//     sends its live edges for graphsvc.core.cycles to name the canonical cycle;
+//   * each ranked section is ranked HERE, with the key of graphsvc.core.ranking: whole terms
+//     covered desc, distinct term tokens covered desc (against the stored folded `tokens`),
+//     updated_at desc (clamped to the request clock, truncated to microseconds like the driver's
+//     datetime), seq asc; so at most the rows a section can show travel. Python ranks them again
+//     (same key) and fills the budget. Coverage travels as one number, `score` = whole terms *
+//     $whole_weight + tokens (0 for a row holding no term token).
+//   * totals are exact: the fence's maintained per-project tallies, less the listed capsules that have
+//     expired by $now (sought per project through the (counted, project_id, valid_to) index).
+//   * a ranked section never sorts its fence. Without terms, the top k are the k freshest live
+//     rows: the "floor" is the truncated updated_at of the k-th freshest live row before $now, read
+//     in order from the kind's updated_at index (with a fence: its (project_id, updated_at) index,
+//     k rows from each of the fence's projects, which the fence's tallies list), and the rows from
+//     the floor on (all rows updated at/after $now rank as $now, so they are in) hold that top k
+//     with its boundary ties whole.
+//     With terms, rows holding a term token rank above those. $rank_query is a Lucene query over
+//     the kind's full-text `*_terms` index whose score IS that coverage (constant-score clauses,
+//     graphsvc.store.bootstrap.rank_query); with a fence it also requires one of the fence's project
+//     ids. Lucene returns rows best first, so the k-th best score among live rows (the "cut") costs
+//     k rows, and only the rows scoring at or above it are read (ties at the cut whole). When exact
+//     scores cannot be had ($rank_query null: very many terms, a token past Lucene's 255-char
+//     limit), every row holding a token comes from $token_queries and its coverage is computed from
+//     its stored tokens. The union is ranked with the full key.
+// This statement serves the pack of the whole store (no fence: $project_id and $project_prefix are
+// null); a fenced pack has its own, bootstrap/sections_fenced.cypher, which reads each ranked
+// section per project of its fence. Both return the same columns. Here the "fence's projects" of
+// the totals are every project holding a listed capsule.
+//
+// Parameters:
+//   $project_id, $project_prefix  SPEC §2 fences; null = no fence (both given = AND). The extra
+//                                 `STARTS WITH coalesce(...)` is implied by them and lets the planner
+//                                 seek the index by prefix instead of scanning every capsule.
+//   $now                          the request clock (expired = valid_to <= $now)
+//   $tokens, $term_sets           the request's distinct term tokens and each term's token set ([] without terms)
+//   $token_queries                Lucene queries that together find any of $tokens (graphsvc.store.bootstrap.token_queries)
+//   $rank_query, $whole_weight    the coverage-scoring Lucene query (or null) and a whole term's weight
+//   $projects_per_query           the most project ids one fenced full-text query names
+//   $top_ready, $top_section      rows the ready section (next action + cap) and decisions/traps can show
+//   $top_constraints              constraints the token budget could possibly hold (never count-capped)
+// The index hints pin the plan whatever the statistics say (tests/integration/test_bootstrap_plan.py).
+// updated_at travels as integer microseconds since the epoch (`updated_us`): decoding driver DateTime
+// values cost ~70 µs each in Python.
+CALL () {
+// Totals (SPEC §4 `total`): the fence's maintained per-project tallies (graphsvc.store.maintain),
+// so their cost follows the fence's projects, not its capsules; then, since expiry belongs to the
+// request clock, the listed capsules that have expired are sought and taken off.
+  MATCH (t:Tally) USING INDEX SEEK t:Tally(project_id)
+  WHERE t.project_id STARTS WITH coalesce($project_id, $project_prefix, '')
+    AND ($project_id IS NULL OR t.project_id = $project_id)
+    AND ($project_prefix IS NULL OR t.project_id = $project_prefix OR t.project_id STARTS WITH $project_prefix + '/')
+  RETURN sum(CASE t.section WHEN 'constraints' THEN t.listed ELSE 0 END) AS constraints_listed,
+         sum(CASE t.section WHEN 'decisions' THEN t.listed ELSE 0 END) AS decisions_listed,
+         sum(CASE t.section WHEN 'traps' THEN t.listed ELSE 0 END) AS traps_total,
+         sum(CASE t.section WHEN 'ready' THEN t.listed ELSE 0 END) AS ready_listed,
+         // the fence's projects holding listed capsules: where its ranked sections read
+         collect(DISTINCT CASE WHEN t.listed > 0 THEN t.project_id END) AS fence_projects
+}
+CALL (fence_projects) {
+  // Traps are listed whatever their valid_to, the other three sections drop expired capsules: per
+  // project of the fence (a listed capsule's project has a tally with listed > 0), so the cost is
+  // the fence's expired-but-listed capsules, not the store's.
+  UNWIND fence_projects AS p
+  MATCH (c:Capsule) USING INDEX SEEK c:Capsule(counted, project_id, valid_to)
+  WHERE c.counted IN ['constraints', 'decisions', 'ready'] AND c.project_id = p AND c.valid_to <= $now
+  RETURN sum(CASE c.counted WHEN 'constraints' THEN 1 ELSE 0 END) AS constraints_expired,
+         sum(CASE c.counted WHEN 'decisions' THEN 1 ELSE 0 END) AS decisions_expired,
+         sum(CASE c.counted WHEN 'ready' THEN 1 ELSE 0 END) AS ready_expired
+}
+CALL () {
+  // No fence: the floor from the Constraint(updated_at) index and the cut from the full-text index (see the header).
+  CALL () {
+    MATCH (c:Constraint) USING INDEX SEEK c:Constraint(updated_at)
+    WHERE c.updated_at < $now AND c.tier = 'active' AND c.tombstoned_at IS NULL AND c.superseded = false AND (c.valid_to IS NULL OR c.valid_to > $now)
+    WITH c ORDER BY c.updated_at DESC LIMIT $top_constraints
+    RETURN min(datetime.truncate('microsecond', c.updated_at)) AS floor
+  }
+  CALL () {
+    UNWIND CASE WHEN $rank_query IS NULL THEN [] ELSE [$rank_query] END AS rank_query
+    CALL db.index.fulltext.queryNodes('constraint_terms', rank_query) YIELD node AS c, score
+    WHERE c.tier = 'active' AND c.tombstoned_at IS NULL AND c.superseded = false AND (c.valid_to IS NULL OR c.valid_to > $now)
+    WITH score LIMIT $top_constraints
+    RETURN min(score) AS cut
+  }
+  CALL (floor, cut) {
+    MATCH (c:Constraint) USING INDEX SEEK c:Constraint(updated_at)
+    WHERE c.updated_at >= coalesce(floor, $now) AND c.tier = 'active' AND c.tombstoned_at IS NULL AND c.superseded = false AND (c.valid_to IS NULL OR c.valid_to > $now)
+    RETURN c, 0.0 AS score
+    UNION
+    UNWIND CASE WHEN $rank_query IS NULL THEN [] ELSE [$rank_query] END AS rank_query
+    CALL db.index.fulltext.queryNodes('constraint_terms', rank_query) YIELD node AS c, score
+    WHERE score >= cut AND c.tier = 'active' AND c.tombstoned_at IS NULL AND c.superseded = false AND (c.valid_to IS NULL OR c.valid_to > $now)
+    RETURN c, score
+    UNION
+    UNWIND CASE WHEN $rank_query IS NULL AND size($tokens) > 0 THEN $token_queries ELSE [] END AS token_query
+    CALL db.index.fulltext.queryNodes('constraint_terms', token_query) YIELD node AS c
+    WHERE c.tier = 'active' AND c.tombstoned_at IS NULL AND c.superseded = false AND (c.valid_to IS NULL OR c.valid_to > $now)
+    WITH c, [t IN $tokens WHERE t IN c.tokens] AS hit
+    RETURN c, toFloat(size([ts IN $term_sets WHERE all(t IN ts WHERE t IN hit)]) * $whole_weight + size(hit)) AS score
+  }
+  WITH c, max(score) AS score
+  WITH c ORDER BY score DESC,
+                  CASE WHEN c.updated_at > $now THEN $now ELSE datetime.truncate('microsecond', c.updated_at) END DESC,
+                  c.seq ASC
+  LIMIT $top_constraints
+  RETURN collect(c {.id, .project_id, .headline, .content, .tier, superseded: false,
+                    updated_us: c.updated_at.epochSeconds * 1000000 + c.updated_at.microsecond}) AS unfenced_constraints
+}
+CALL () {
+  // No fence: the floor from the Decision(updated_at) index and the cut from the full-text index (see the header).
+  CALL () {
+    MATCH (c:Decision) USING INDEX SEEK c:Decision(updated_at)
+    WHERE c.updated_at < $now AND c.tombstoned_at IS NULL AND c.superseded = false AND (c.valid_to IS NULL OR c.valid_to > $now)
+    WITH c ORDER BY c.updated_at DESC LIMIT $top_section
+    RETURN min(datetime.truncate('microsecond', c.updated_at)) AS floor
+  }
+  CALL () {
+    UNWIND CASE WHEN $rank_query IS NULL THEN [] ELSE [$rank_query] END AS rank_query
+    CALL db.index.fulltext.queryNodes('decision_terms', rank_query) YIELD node AS c, score
+    WHERE c.tombstoned_at IS NULL AND c.superseded = false AND (c.valid_to IS NULL OR c.valid_to > $now)
+    WITH score LIMIT $top_section
+    RETURN min(score) AS cut
+  }
+  CALL (floor, cut) {
+    MATCH (c:Decision) USING INDEX SEEK c:Decision(updated_at)
+    WHERE c.updated_at >= coalesce(floor, $now) AND c.tombstoned_at IS NULL AND c.superseded = false AND (c.valid_to IS NULL OR c.valid_to > $now)
+    RETURN c, 0.0 AS score
+    UNION
+    UNWIND CASE WHEN $rank_query IS NULL THEN [] ELSE [$rank_query] END AS rank_query
+    CALL db.index.fulltext.queryNodes('decision_terms', rank_query) YIELD node AS c, score
+    WHERE score >= cut AND c.tombstoned_at IS NULL AND c.superseded = false AND (c.valid_to IS NULL OR c.valid_to > $now)
+    RETURN c, score
+    UNION
+    UNWIND CASE WHEN $rank_query IS NULL AND size($tokens) > 0 THEN $token_queries ELSE [] END AS token_query
+    CALL db.index.fulltext.queryNodes('decision_terms', token_query) YIELD node AS c
+    WHERE c.tombstoned_at IS NULL AND c.superseded = false AND (c.valid_to IS NULL OR c.valid_to > $now)
+    WITH c, [t IN $tokens WHERE t IN c.tokens] AS hit
+    RETURN c, toFloat(size([ts IN $term_sets WHERE all(t IN ts WHERE t IN hit)]) * $whole_weight + size(hit)) AS score
+  }
+  WITH c, max(score) AS score
+  WITH c ORDER BY score DESC,
+                  CASE WHEN c.updated_at > $now THEN $now ELSE datetime.truncate('microsecond', c.updated_at) END DESC,
+                  c.seq ASC
+  LIMIT $top_section
+  RETURN collect(c {.id, .project_id, .headline, .content, .tier, superseded: false,
+                    updated_us: c.updated_at.epochSeconds * 1000000 + c.updated_at.microsecond}) AS unfenced_decisions
+}
+CALL () {
+  // No fence: the floor from the FailurePattern(updated_at) index and the cut from the full-text index (see the header).
+  CALL () {
+    MATCH (c:FailurePattern) USING INDEX SEEK c:FailurePattern(updated_at)
+    WHERE c.updated_at < $now AND c.tombstoned_at IS NULL
+    WITH c ORDER BY c.updated_at DESC LIMIT $top_section
+    RETURN min(datetime.truncate('microsecond', c.updated_at)) AS floor
+  }
+  CALL () {
+    UNWIND CASE WHEN $rank_query IS NULL THEN [] ELSE [$rank_query] END AS rank_query
+    CALL db.index.fulltext.queryNodes('failure_pattern_terms', rank_query) YIELD node AS c, score
+    WHERE c.tombstoned_at IS NULL
+    WITH score LIMIT $top_section
+    RETURN min(score) AS cut
+  }
+  CALL (floor, cut) {
+    MATCH (c:FailurePattern) USING INDEX SEEK c:FailurePattern(updated_at)
+    WHERE c.updated_at >= coalesce(floor, $now) AND c.tombstoned_at IS NULL
+    RETURN c, 0.0 AS score
+    UNION
+    UNWIND CASE WHEN $rank_query IS NULL THEN [] ELSE [$rank_query] END AS rank_query
+    CALL db.index.fulltext.queryNodes('failure_pattern_terms', rank_query) YIELD node AS c, score
+    WHERE score >= cut AND c.tombstoned_at IS NULL
+    RETURN c, score
+    UNION
+    UNWIND CASE WHEN $rank_query IS NULL AND size($tokens) > 0 THEN $token_queries ELSE [] END AS token_query
+    CALL db.index.fulltext.queryNodes('failure_pattern_terms', token_query) YIELD node AS c
+    WHERE c.tombstoned_at IS NULL
+    WITH c, [t IN $tokens WHERE t IN c.tokens] AS hit
+    RETURN c, toFloat(size([ts IN $term_sets WHERE all(t IN ts WHERE t IN hit)]) * $whole_weight + size(hit)) AS score
+  }
+  WITH c, max(score) AS score
+  WITH c ORDER BY score DESC,
+                  CASE WHEN c.updated_at > $now THEN $now ELSE datetime.truncate('microsecond', c.updated_at) END DESC,
+                  c.seq ASC
+  LIMIT $top_section
+  RETURN collect(c {.id, .project_id, .headline, .content, .tier, superseded: c.superseded,
+                    updated_us: c.updated_at.epochSeconds * 1000000 + c.updated_at.microsecond}) AS unfenced_traps
+}
+CALL () {
+  // No fence: the floor from the Capsule(ready, updated_at) index and the cut from the full-text index (see the header).
+  CALL () {
+    MATCH (c:Capsule) USING INDEX SEEK c:Capsule(ready, updated_at)
+    WHERE c.ready = true AND c.updated_at < $now AND (c.valid_to IS NULL OR c.valid_to > $now)
+    WITH c ORDER BY c.ready DESC, c.updated_at DESC LIMIT $top_ready
+    RETURN min(datetime.truncate('microsecond', c.updated_at)) AS floor
+  }
+  CALL () {
+    UNWIND CASE WHEN $rank_query IS NULL THEN [] ELSE [$rank_query] END AS rank_query
+    CALL db.index.fulltext.queryNodes('task_terms', rank_query) YIELD node AS c, score
+    WHERE c.ready = true AND (c.valid_to IS NULL OR c.valid_to > $now)
+    WITH score LIMIT $top_ready
+    RETURN min(score) AS cut
+  }
+  CALL (floor, cut) {
+    MATCH (c:Capsule) USING INDEX SEEK c:Capsule(ready, updated_at)
+    WHERE c.ready = true AND c.updated_at >= coalesce(floor, $now) AND (c.valid_to IS NULL OR c.valid_to > $now)
+    RETURN c, 0.0 AS score
+    UNION
+    UNWIND CASE WHEN $rank_query IS NULL THEN [] ELSE [$rank_query] END AS rank_query
+    CALL db.index.fulltext.queryNodes('task_terms', rank_query) YIELD node AS c, score
+    WHERE score >= cut AND c.ready = true AND (c.valid_to IS NULL OR c.valid_to > $now)
+    RETURN c, score
+    UNION
+    UNWIND CASE WHEN $rank_query IS NULL AND size($tokens) > 0 THEN $token_queries ELSE [] END AS token_query
+    CALL db.index.fulltext.queryNodes('task_terms', token_query) YIELD node AS c
+    WHERE c.ready = true AND (c.valid_to IS NULL OR c.valid_to > $now)
+    WITH c, [t IN $tokens WHERE t IN c.tokens] AS hit
+    RETURN c, toFloat(size([ts IN $term_sets WHERE all(t IN ts WHERE t IN hit)]) * $whole_weight + size(hit)) AS score
+  }
+  WITH c, max(score) AS score
+  WITH c ORDER BY score DESC,
+                  CASE WHEN c.updated_at > $now THEN $now ELSE datetime.truncate('microsecond', c.updated_at) END DESC,
+                  c.seq ASC
+  LIMIT $top_ready
+  RETURN collect(c {.id, .project_id, .headline, .content, .tier, superseded: false,
+                    updated_us: c.updated_at.epochSeconds * 1000000 + c.updated_at.microsecond}) AS unfenced_ready
+}
+CALL () {
+  // Fail closed (SPEC §3): a live cycle in the fence must contain a live, fenced BLOCKS edge marked
+  // `closes_loop`. Live = open, not tombstoned, not superseded.
+  OPTIONAL MATCH (a:Capsule)-[r:BLOCKS {closes_loop: true}]->(b:Capsule) USING INDEX SEEK r:BLOCKS(closes_loop)
+  WHERE a.status = 'open' AND a.tombstoned_at IS NULL AND a.superseded = false
+    AND b.status = 'open' AND b.tombstoned_at IS NULL AND b.superseded = false
+    AND ($project_id IS NULL OR (a.project_id = $project_id AND b.project_id = $project_id))
+    AND ($project_prefix IS NULL OR ((a.project_id = $project_prefix OR a.project_id STARTS WITH $project_prefix + '/')
+                                 AND (b.project_id = $project_prefix OR b.project_id STARTS WITH $project_prefix + '/')))
+  RETURN count(r) AS loop_edges
+}
+CALL (loop_edges) {
+  // Only then: the fence's live edges as [target seq, [live source seqs]] for graphsvc.core.cycles.
+  UNWIND CASE WHEN loop_edges > 0 THEN [true] ELSE [] END AS search
+  MATCH (t:Capsule) USING INDEX SEEK t:Capsule(status, project_id)
+  WHERE t.status = 'open'
+    AND t.project_id STARTS WITH coalesce($project_id, $project_prefix, '')
+    AND ($project_id IS NULL OR t.project_id = $project_id)
+    AND ($project_prefix IS NULL OR t.project_id = $project_prefix OR t.project_id STARTS WITH $project_prefix + '/')
+    AND t.tombstoned_at IS NULL AND t.superseded = false
+  WITH t, COLLECT {
+    MATCH (x:Capsule)-[:BLOCKS]->(t)
+    WHERE x.status = 'open' AND x.tombstoned_at IS NULL AND x.superseded = false
+      AND ($project_id IS NULL OR x.project_id = $project_id)
+      AND ($project_prefix IS NULL OR x.project_id = $project_prefix OR x.project_id STARTS WITH $project_prefix + '/')
+    RETURN x.seq
+  } AS live_sources
+  WHERE size(live_sources) > 0
+  RETURN collect([t.seq, live_sources]) AS live_blocked_by
+}
+RETURN unfenced_constraints AS constraints, constraints_listed - constraints_expired AS constraints_total,
+       unfenced_ready AS ready, ready_listed - ready_expired AS ready_total, loop_edges, live_blocked_by,
+       unfenced_decisions AS decisions, decisions_listed - decisions_expired AS decisions_total,
+       unfenced_traps AS traps, traps_total
