@@ -22,7 +22,8 @@ Budget (SPEC §4): ``budget.used_tokens`` is ``ceil(len(canonical_json(pack))/4)
 of the pack exactly as returned, envelope and budget object included. The floor
 pack (envelope + first constraint + ready head, with their handles) is charged
 first; content rows are then kept as the longest priority prefix whose REAL body
-still fits, each candidate body being rendered and measured, never estimated.
+still fits, each candidate body being rendered and measured, never estimated (an
+estimate only picks where that measured search starts: ``_estimated_fit``).
 """
 
 from __future__ import annotations
