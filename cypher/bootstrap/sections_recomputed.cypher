@@ -1,7 +1,7 @@
 // The schema-v1 pack read, kept as the ORACLE of schema v2: it recomputes readiness, supersession and
 // the cycle check from the raw graph on every read, reading none of the maintained fields. The
 // stateful property test (tests/integration/test_maintained_state.py) asserts that the pack built
-// from it equals the pack built from bootstrap/sections after every write. Not used to serve.
+// from it equals the pack built from bootstrap/sections_fenced / _store after every write. Not used to serve.
 // Python (tests/integration/oracle.py, graphsvc.core.cycles, graphsvc.core.pack) finds the cycle,
 // ranks, caps and budgets.
 //

@@ -15,14 +15,12 @@
 //     expired by $now (sought per project through the (counted, project_id, valid_to) index).
 //   * a ranked section never sorts its fence. Without terms, the top k are the k freshest live
 //     rows: the "floor" is the truncated updated_at of the k-th freshest live row before $now, read
-//     in order from the kind's updated_at index (with a fence: its (project_id, updated_at) index,
-//     k rows from each of the fence's projects, which the fence's tallies list), and the rows from
+//     in order from the kind's updated_at index, and the rows from
 //     the floor on (all rows updated at/after $now rank as $now, so they are in) hold that top k
 //     with its boundary ties whole.
 //     With terms, rows holding a term token rank above those. $rank_query is a Lucene query over
 //     the kind's full-text `*_terms` index whose score IS that coverage (constant-score clauses,
-//     graphsvc.store.bootstrap.rank_query); with a fence it also requires one of the fence's project
-//     ids. Lucene returns rows best first, so the k-th best score among live rows (the "cut") costs
+//     graphsvc.store.bootstrap.rank_query). Lucene returns rows best first, so the k-th best score among live rows (the "cut") costs
 //     k rows, and only the rows scoring at or above it are read (ties at the cut whole). When exact
 //     scores cannot be had ($rank_query null: very many terms, a token past Lucene's 255-char
 //     limit), every row holding a token comes from $token_queries and its coverage is computed from
@@ -40,7 +38,6 @@
 //   $tokens, $term_sets           the request's distinct term tokens and each term's token set ([] without terms)
 //   $token_queries                Lucene queries that together find any of $tokens (graphsvc.store.bootstrap.token_queries)
 //   $rank_query, $whole_weight    the coverage-scoring Lucene query (or null) and a whole term's weight
-//   $projects_per_query           the most project ids one fenced full-text query names
 //   $top_ready, $top_section      rows the ready section (next action + cap) and decisions/traps can show
 //   $top_constraints              constraints the token budget could possibly hold (never count-capped)
 // The index hints pin the plan whatever the statistics say (tests/integration/test_bootstrap_plan.py).

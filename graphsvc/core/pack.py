@@ -319,7 +319,7 @@ def _estimated_fit(found: _Candidates, budget: int, floor_pack: Row) -> int:
                 ("decisions", found.decisions, False), ("traps", found.traps, False))  # fmt: skip
     for name, rows, opened in sections:
         for row in rows:
-            chars += len(canonical_json(row)) + 1 + (0 if opened else _SECTION_OPENING[name])
+            chars += len(canonical_json(row)) + (1 if opened else _SECTION_OPENING[name])  # a comma, or the opening
             opened = True
             if row["id"] not in seen:
                 seen.add(row["id"])
