@@ -5,7 +5,8 @@
 
 For every load x C x target, in that order (targets INTERLEAVED per C, so a shared machine's
 noise hits them alike): C clients, each a closed loop with no think time over one keep-alive
-connection, for `--seconds` after a 2 s warm-up. Loads:
+connection, for `--seconds` after a 2 s warm-up; before a load's first measured cell, an unrecorded
+4-client cell of `--settle` seconds per target (replans and first writes after a start or `--load`). Loads:
   typical   POST /v1/memory_bootstrap {"project_prefix": "p05"}   (a typical project, ~5 % of the store)
   large     POST /v1/memory_bootstrap {"project_prefix": "p00"}   (the project holding the 1k-task DAG)
   mixed     70 % packs over varied fences (20 projects and sub-projects) with 1-3 terms,
@@ -289,6 +290,8 @@ def main() -> None:
     parser.add_argument("--load", action="store_true", help="wipe the store and load 10k capsules first")
     parser.add_argument("--capsules", type=int, default=10_000)
     parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument("--settle", type=float, default=8.0,
+                        help="seconds of an unrecorded 4-client cell per load and target before the measured ones (0: none)")
     args = parser.parse_args()
     data = dataset.build(args.capsules)
     if args.load:
@@ -310,6 +313,12 @@ def main() -> None:
         service.__enter__()
     try:
         for load in args.loads:
+            # The first seconds after a start or a --load are not the steady state: Neo4j replans the
+            # statements whose statistics drifted (seconds each) while the first writes land. One
+            # unrecorded cell per target absorbs that, so no measured cell depends on running first.
+            if args.settle > 0:
+                for service in services:
+                    run_cell(service, load, 4, args.settle, data.words, seed=0)
             for clients in args.clients:
                 for service in services:  # interleaved: each C runs on every target back to back
                     cell = run_cell(service, load, clients, args.seconds, data.words, seed=clients)
