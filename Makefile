@@ -10,8 +10,8 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PORT ?= 8080
-# Worker processes of `make up` (uvicorn's supervisor): GRAPHSVC_WORKERS=4 make up
-GRAPHSVC_WORKERS ?= 1
+# Worker processes of `make up` (uvicorn's supervisor): auto = one per CPU, at most 8; GRAPHSVC_WORKERS=1 make up
+GRAPHSVC_WORKERS ?= auto
 RUN_DIR := .run
 
 .PHONY: demo test up down venv bench chromium docker-up docker-down docker-images test-docker
@@ -70,7 +70,7 @@ up: $(STAMP)
 			kill $$(cat $(RUN_DIR)/serve.pid) 2>/dev/null; rm -f $(RUN_DIR)/serve.pid; \
 			exit 1; \
 		fi; \
-		echo "graphsvc serving on http://127.0.0.1:$(PORT) with $(GRAPHSVC_WORKERS) worker(s) (log: $(RUN_DIR)/serve.log)"; \
+		echo "graphsvc serving on http://127.0.0.1:$(PORT) with GRAPHSVC_WORKERS=$(GRAPHSVC_WORKERS) (log: $(RUN_DIR)/serve.log)"; \
 	fi
 
 demo: up

@@ -60,6 +60,14 @@ TX_TIMED_OUT = ("Neo.ClientError.Transaction.TransactionTimedOutClientConfigurat
                 "Neo.ClientError.Transaction.LockClientStopped")  # timed out waiting for a lock
 #: Seconds for start-up work (schema, plan warming): planning is slow on a cold server.
 MAINTENANCE_TIMEOUT = 120.0
+#: What a schema statement fails with when another process (a second worker starting at the same
+#: moment) made the same change first: `IF [NOT] EXISTS` is checked before the lock is taken, so
+#: the loser of the race sees the winner's rule (or its absence) as an error. The goal is reached.
+SCHEMA_SETTLED_ELSEWHERE = frozenset({
+    "Neo.ClientError.Schema.EquivalentSchemaRuleAlreadyExists",
+    "Neo.ClientError.Schema.IndexNotFound",
+    "Neo.ClientError.Schema.ConstraintNotFound",
+})
 
 #: A per-thread override of the transaction timeout (`Database.longer_timeout`).
 _tx_timeout_override: ContextVar[float | None] = ContextVar("graphsvc_tx_timeout", default=None)
@@ -247,11 +255,20 @@ class Database:
                 bookmarks.record_write(session.last_bookmarks())
 
     def apply_schema(self) -> None:
-        """Create the constraints and indexes of `cypher/schema.cypher` if missing."""
+        """Create the constraints and indexes of `cypher/schema.cypher` if missing (and drop retired ones).
+
+        Safe when several processes start at once on a new store: a statement another process
+        settled first (SCHEMA_SETTLED_ELSEWHERE) counts as done.
+        """
         timeout = max(self._tx_timeout(), MAINTENANCE_TIMEOUT)
         with self._outage_as_unavailable():
             for statement in cypher.load_statements("schema"):
-                self._driver.execute_query(neo4j.Query(statement, timeout=timeout), database_=self.database)
+                try:
+                    self._driver.execute_query(neo4j.Query(statement, timeout=timeout), database_=self.database)
+                except ClientError as exc:
+                    if exc.code not in SCHEMA_SETTLED_ELSEWHERE:
+                        raise
+                    log.info("schema statement settled by another process (%s)", exc.code)
             self._driver.execute_query(neo4j.Query(cypher.load("maintenance/await_indexes"), timeout=timeout),
                                        database_=self.database)
 

@@ -40,6 +40,7 @@ def serve(neo4j_target, *, uri: str | None = None, workers: int = 1) -> Iterator
     env.update(NEO4J_URI=uri or neo4j_target.uri, NEO4J_USER=neo4j_target.user, NEO4J_PASSWORD=neo4j_target.password,
                GRAPHSVC_PORT=str(port), GRAPHSVC_LOG_LEVEL="warning", GRAPHSVC_WORKERS=str(workers))
     env.pop("GRAPHSVC_API_TOKEN", None)
+    env.pop("PROMETHEUS_MULTIPROC_DIR", None)  # as an operator who never heard of it runs the service
     log = Path(os.environ.get("TMPDIR", "/tmp")) / f"graphsvc-workers-{port}.log"
     with open(log, "wb") as out:
         proc = subprocess.Popen([sys.executable, "-m", "graphsvc", "serve"], env=env, stdout=out, stderr=out)
@@ -121,6 +122,64 @@ def test_two_workers_never_hand_out_an_id_twice(db, two_workers):
     stored = sorted(r["seq"] for r in db._driver.execute_query("MATCH (c:Capsule) RETURN c.seq AS seq").records)
     assert stored == list(range(1, len(stored) + 1))
     assert {int(capsule_id.removeprefix("cap-")) for capsule_id in ids} <= set(stored)
+
+
+def worker_metrics_dir(pid: int) -> Path:
+    """The PROMETHEUS_MULTIPROC_DIR a worker process was started with."""
+    environ = dict(item.split(b"=", 1) for item in Path(f"/proc/{pid}/environ").read_bytes().split(b"\0") if b"=" in item)
+    assert b"PROMETHEUS_MULTIPROC_DIR" in environ, "the supervisor hands every worker the shared metrics directory"
+    return Path(environ[b"PROMETHEUS_MULTIPROC_DIR"].decode())
+
+
+def healthz_count(client: httpx.Client) -> float:
+    """GET /healthz answers counted in one /metrics scrape, on a fresh connection (any worker may answer)."""
+    text = httpx.get(str(client.base_url).rstrip("/") + "/metrics", timeout=30.0).text
+    series = 'graphsvc_http_requests_total{method="GET",route="/healthz",status="200"} '
+    return sum(float(line[len(series):]) for line in text.splitlines() if line.startswith(series))
+
+
+def test_several_workers_merge_their_metrics_in_a_directory_of_their_own_removed_at_stop(neo4j_target):
+    with serve(neo4j_target, workers=2) as (client, proc):
+        workers = children(proc.pid)
+        assert len(workers) == 2
+        shared = {worker_metrics_dir(pid) for pid in workers}
+        assert len(shared) == 1, shared
+        [directory] = shared
+        assert directory.is_dir() and directory.name.startswith("graphsvc-metrics-")
+        before = healthz_count(client)
+        for _ in range(40):  # fresh connections: the kernel hands them to either worker
+            assert httpx.get(str(client.base_url).rstrip("/") + "/healthz", timeout=30.0).status_code == 200
+        # Every scrape, whichever worker answers it, counts all 40: the workers' values are merged.
+        assert [healthz_count(client) for _ in range(6)] == [before + 40] * 6
+        writers = {int(path.stem.rsplit("_", 1)[1]) for path in directory.glob("counter_*.db")}
+        assert set(workers) <= writers, (workers, sorted(directory.iterdir()))
+    assert not directory.exists(), "the directory serve made is removed when its workers stop"
+
+
+def test_two_workers_starting_together_on_a_new_store_both_come_up(db, neo4j_target):
+    """Both workers create the schema at once: the loser of each `IF NOT EXISTS` race must not die."""
+    for record in db._driver.execute_query("SHOW CONSTRAINTS YIELD name").records:
+        db._driver.execute_query(f"DROP CONSTRAINT `{record['name']}`")  # names Neo4j gave, not user text
+    for record in db._driver.execute_query("SHOW INDEXES YIELD name, type WHERE type <> 'LOOKUP'").records:
+        db._driver.execute_query(f"DROP INDEX `{record['name']}`")
+    with serve(neo4j_target, workers=2) as (client, proc):
+        assert len(children(proc.pid)) == 2, "both workers started; neither exited on the schema race"
+        created = client.post("/v1/capsules", json={"project_id": "fresh", "kind": "constraint", "content": "Up"})
+        assert created.status_code == 201, created.text
+        assert client.post("/v1/memory_bootstrap", json={"project_id": "fresh"}).json()["constraints"]
+    names = {r["name"] for r in db._driver.execute_query("SHOW INDEXES YIELD name").records}
+    assert {"capsule_ready_updated_at"} <= names
+
+
+def test_a_worker_count_is_a_number_or_auto():
+    from graphsvc.config import AUTO_WORKERS_CAP, Settings, usable_cpus
+
+    assert Settings(graphsvc_workers="auto").graphsvc_workers == min(usable_cpus(), AUTO_WORKERS_CAP)
+    assert Settings(graphsvc_workers=" AUTO ").graphsvc_workers == min(usable_cpus(), AUTO_WORKERS_CAP)
+    assert Settings(graphsvc_workers="3").graphsvc_workers == 3
+    for wrong, rule in (("0", "1..64"), ("65", "1..64"), ("many", "auto"), ("2.5", "whole number")):
+        with pytest.raises(ValueError, match=rule):
+            Settings(graphsvc_workers=wrong)
 
 
 def test_a_write_returns_a_bookmark_that_another_process_reads_its_write_with(db, two_workers, routed):

@@ -6,31 +6,60 @@ SIGINT/SIGTERM. Chosen over gunicorn + UvicornWorker because it is the server al
 (no new dependency, one set of options and logs), it runs wherever uvicorn runs, and graphsvc
 needs nothing gunicorn adds on top (its pre-fork hooks, graceful-timeout tuning, worker classes).
 The workers are stateless: each has its own driver; ids come from the one counter in Neo4j.
+
+With more than one worker, `/metrics` must merge every worker's values, or a scrape would show
+whichever worker answered it. Unless the operator chose a directory (PROMETHEUS_MULTIPROC_DIR),
+`serve` makes a fresh one for this run, hands it to the workers through their environment, and
+removes it when the workers have stopped.
 """
 
 from __future__ import annotations
 
 import argparse
+import logging
 import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from graphsvc.surfaces.http.asgi import LOOPBACK_HOSTS
 
 __all__ = ["LOOPBACK_HOSTS", "register", "run"]
 
 
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError("must be at least 1")
-    return value
+def _workers(text: str) -> int:
+    from graphsvc.config import worker_count
+
+    try:
+        return worker_count(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+@contextmanager
+def shared_metrics_dir(workers: int) -> Iterator[None]:
+    """Several workers and no PROMETHEUS_MULTIPROC_DIR: a private, empty one for this run."""
+    if workers < 2 or os.environ.get("PROMETHEUS_MULTIPROC_DIR") or os.environ.get("prometheus_multiproc_dir"):
+        yield
+        return
+    path = tempfile.mkdtemp(prefix="graphsvc-metrics-")
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = path
+    logging.getLogger("graphsvc").info("%d workers share their metrics through %s", workers, path)
+    try:
+        yield
+    finally:
+        os.environ.pop("PROMETHEUS_MULTIPROC_DIR", None)
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("serve", help="run the HTTP service (GRAPHSVC_HOST/GRAPHSVC_PORT/GRAPHSVC_WORKERS)")
     parser.add_argument("--host", default=None)
     parser.add_argument("--port", type=int, default=None)
-    parser.add_argument("--workers", type=_positive, default=None,
-                        help="worker processes (default GRAPHSVC_WORKERS, 1); each is a full, stateless service")
+    parser.add_argument("--workers", type=_workers, default=None,
+                        help="worker processes, a number or auto (one per CPU, at most 8); default GRAPHSVC_WORKERS, "
+                        "1. Each is a full, stateless service")
     parser.set_defaults(func=run)
 
 
@@ -38,6 +67,7 @@ def run(args: argparse.Namespace) -> int:
     import uvicorn
 
     from graphsvc.config import get_settings
+    from graphsvc.logs import configure_logging
 
     # Worker processes read their settings from the environment, so the flags go there first.
     if args.host:
@@ -46,17 +76,20 @@ def run(args: argparse.Namespace) -> int:
         os.environ["GRAPHSVC_PORT"] = str(args.port)
     get_settings.cache_clear()
     settings = get_settings()
-    uvicorn.run(
-        "graphsvc.surfaces.http.asgi:app_from_env",
-        factory=True,
-        host=settings.graphsvc_host,
-        port=settings.graphsvc_port,
-        workers=args.workers or settings.graphsvc_workers,
-        log_level=settings.graphsvc_log_level.lower(),
-        # graphsvc.logs configured the root logger (text or JSON, request ids); uvicorn's loggers
-        # propagate to it. Its access log is off: it prints query strings (tokens!) verbatim, and
-        # graphsvc.surfaces.http.access_log writes a redacted line instead.
-        log_config=None,
-        access_log=False,
-    )
+    configure_logging(settings.graphsvc_log_level, settings.graphsvc_log_format)  # the supervisor's own lines
+    workers = args.workers or settings.graphsvc_workers
+    with shared_metrics_dir(workers):
+        uvicorn.run(
+            "graphsvc.surfaces.http.asgi:app_from_env",
+            factory=True,
+            host=settings.graphsvc_host,
+            port=settings.graphsvc_port,
+            workers=workers,
+            log_level=settings.graphsvc_log_level.lower(),
+            # graphsvc.logs configured the root logger (text or JSON, request ids); uvicorn's loggers
+            # propagate to it. Its access log is off: it prints query strings (tokens!) verbatim, and
+            # graphsvc.surfaces.http.access_log writes a redacted line instead.
+            log_config=None,
+            access_log=False,
+        )
     return 0
