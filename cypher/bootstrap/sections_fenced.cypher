@@ -128,7 +128,8 @@ CALL (fence_projects, fence_clauses) {
                   c.seq ASC
   LIMIT $top_constraints
   RETURN collect(c {.id, .project_id, .headline, .content, .tier, superseded: false,
-                    updated_us: c.updated_at.epochSeconds * 1000000 + c.updated_at.microsecond}) AS fenced_constraints
+                    updated_us: c.updated_at.epochSeconds * 1000000 + c.updated_at.microsecond,
+                    hit: [t IN $tokens WHERE t IN c.tokens]}) AS fenced_constraints
 }
 CALL (fence_projects, fence_clauses) {
   // A fence: the floor and the cut per project of the fence (see the header), from the
@@ -179,7 +180,8 @@ CALL (fence_projects, fence_clauses) {
                   c.seq ASC
   LIMIT $top_section
   RETURN collect(c {.id, .project_id, .headline, .content, .tier, superseded: false,
-                    updated_us: c.updated_at.epochSeconds * 1000000 + c.updated_at.microsecond}) AS fenced_decisions
+                    updated_us: c.updated_at.epochSeconds * 1000000 + c.updated_at.microsecond,
+                    hit: [t IN $tokens WHERE t IN c.tokens]}) AS fenced_decisions
 }
 CALL (fence_projects, fence_clauses) {
   // A fence: the floor and the cut per project of the fence (see the header), from the
@@ -230,7 +232,8 @@ CALL (fence_projects, fence_clauses) {
                   c.seq ASC
   LIMIT $top_section
   RETURN collect(c {.id, .project_id, .headline, .content, .tier, superseded: c.superseded,
-                    updated_us: c.updated_at.epochSeconds * 1000000 + c.updated_at.microsecond}) AS fenced_traps
+                    updated_us: c.updated_at.epochSeconds * 1000000 + c.updated_at.microsecond,
+                    hit: [t IN $tokens WHERE t IN c.tokens]}) AS fenced_traps
 }
 CALL (fence_projects, fence_clauses) {
   // A fence: the floor and the cut per project of the fence (see the header), from the
@@ -281,7 +284,8 @@ CALL (fence_projects, fence_clauses) {
                   c.seq ASC
   LIMIT $top_ready
   RETURN collect(c {.id, .project_id, .headline, .content, .tier, superseded: false,
-                    updated_us: c.updated_at.epochSeconds * 1000000 + c.updated_at.microsecond}) AS fenced_ready
+                    updated_us: c.updated_at.epochSeconds * 1000000 + c.updated_at.microsecond,
+                    hit: [t IN $tokens WHERE t IN c.tokens]}) AS fenced_ready
 }
 CALL () {
   // Fail closed (SPEC §3): a live cycle in the fence must contain a live, fenced BLOCKS edge marked

@@ -106,7 +106,8 @@ CALL () {
                   c.seq ASC
   LIMIT $top_constraints
   RETURN collect(c {.id, .project_id, .headline, .content, .tier, superseded: false,
-                    updated_us: c.updated_at.epochSeconds * 1000000 + c.updated_at.microsecond}) AS unfenced_constraints
+                    updated_us: c.updated_at.epochSeconds * 1000000 + c.updated_at.microsecond,
+                    hit: [t IN $tokens WHERE t IN c.tokens]}) AS unfenced_constraints
 }
 CALL () {
   // No fence: the floor from the Decision(updated_at) index and the cut from the full-text index (see the header).
@@ -145,7 +146,8 @@ CALL () {
                   c.seq ASC
   LIMIT $top_section
   RETURN collect(c {.id, .project_id, .headline, .content, .tier, superseded: false,
-                    updated_us: c.updated_at.epochSeconds * 1000000 + c.updated_at.microsecond}) AS unfenced_decisions
+                    updated_us: c.updated_at.epochSeconds * 1000000 + c.updated_at.microsecond,
+                    hit: [t IN $tokens WHERE t IN c.tokens]}) AS unfenced_decisions
 }
 CALL () {
   // No fence: the floor from the FailurePattern(updated_at) index and the cut from the full-text index (see the header).
@@ -184,7 +186,8 @@ CALL () {
                   c.seq ASC
   LIMIT $top_section
   RETURN collect(c {.id, .project_id, .headline, .content, .tier, superseded: c.superseded,
-                    updated_us: c.updated_at.epochSeconds * 1000000 + c.updated_at.microsecond}) AS unfenced_traps
+                    updated_us: c.updated_at.epochSeconds * 1000000 + c.updated_at.microsecond,
+                    hit: [t IN $tokens WHERE t IN c.tokens]}) AS unfenced_traps
 }
 CALL () {
   // No fence: the floor from the Capsule(ready, updated_at) index and the cut from the full-text index (see the header).
@@ -223,7 +226,8 @@ CALL () {
                   c.seq ASC
   LIMIT $top_ready
   RETURN collect(c {.id, .project_id, .headline, .content, .tier, superseded: false,
-                    updated_us: c.updated_at.epochSeconds * 1000000 + c.updated_at.microsecond}) AS unfenced_ready
+                    updated_us: c.updated_at.epochSeconds * 1000000 + c.updated_at.microsecond,
+                    hit: [t IN $tokens WHERE t IN c.tokens]}) AS unfenced_ready
 }
 CALL () {
   // Fail closed (SPEC §3): a live cycle in the fence must contain a live, fenced BLOCKS edge marked

@@ -74,14 +74,18 @@ def rank(
     request's distinct term tokens (SPEC §4's fraction) ranks first, so a
     half-matched phrase still beats no match. With single-word terms the two
     measures agree. Terms only re-rank: every candidate comes back. Without
-    terms every coverage is 0 and the order is pure decay, then id.
+    terms every coverage is 0 and the order is pure decay, then id. A
+    candidate's ``term_tokens``, when set, stand for its text's tokens: only
+    the term tokens among them count, so the key is the same.
     """
 
     if not term_sets:  # no terms: every coverage is 0, so skip tokenizing altogether
         return sorted(candidates, key=lambda c: (age_microseconds(c.updated_at, now), id_number(c.id)))
 
     def sort_key(candidate: Candidate) -> tuple[int, int, int, int]:
-        tokens = text_tokens(candidate.headline, candidate.content)
+        tokens = candidate.term_tokens
+        if tokens is None:
+            tokens = text_tokens(candidate.headline, candidate.content)
         return (
             -covered_terms(term_sets, tokens),
             -covered_tokens(term_sets, tokens),

@@ -146,6 +146,9 @@ def _candidate(row: Mapping[str, Any]) -> Candidate:
         updated_at=updated_at,
         tier=row["tier"],
         superseded=bool(row["superseded"]),
+        # The request's term tokens the capsule's stored tokens hold ([] without terms): ranking
+        # counts coverage from them instead of tokenizing the text again. The oracle sends none.
+        term_tokens=None if row.get("hit") is None else frozenset(row["hit"]),
     )
 
 
