@@ -19,8 +19,8 @@ LOCAL_PASSWORD = "graphsvc-local-password"
 LOG_LEVELS = ("critical", "error", "warning", "info", "debug")
 #: The most workers a GRAPHSVC_WORKERS / --workers value may ask for.
 MAX_WORKERS = 64
-#: The most workers `auto` picks: each worker admits GRAPHSVC_MAX_INFLIGHT (32) requests, and 8 x 32
-#: stays under Neo4j's default Bolt thread pool of 400 (`server.bolt.thread_pool_max_size`).
+#: The most workers `auto` picks: the workers share GRAPHSVC_MAX_INFLIGHT (32 by default), so past 8
+#: each would admit 4 requests or fewer, while each costs an interpreter, a driver pool and a warm-up.
 AUTO_WORKERS_CAP = 8
 
 
@@ -81,7 +81,8 @@ class Settings(BaseSettings):
     # Worker processes `graphsvc serve` starts (uvicorn's supervisor); each is stateless.
     # `auto`: one per usable CPU, at most AUTO_WORKERS_CAP (what `make up` and compose use).
     graphsvc_workers: int = Field(default=1)
-    # Requests per process allowed to wait on Neo4j at once; beyond it a fast 503 + Retry-After.
+    # Requests the service lets wait on Neo4j at once, shared by its workers (each admits
+    # ceil(this / workers)); beyond it a fast 503 + Retry-After.
     graphsvc_max_inflight: int = Field(default=32, ge=1)
 
     @field_validator("graphsvc_log_level")

@@ -78,6 +78,7 @@ def run(args: argparse.Namespace) -> int:
     settings = get_settings()
     configure_logging(settings.graphsvc_log_level, settings.graphsvc_log_format)  # the supervisor's own lines
     workers = args.workers or settings.graphsvc_workers
+    os.environ["GRAPHSVC_WORKERS"] = str(workers)  # each worker admits its share of GRAPHSVC_MAX_INFLIGHT
     with shared_metrics_dir(workers):
         uvicorn.run(
             "graphsvc.surfaces.http.asgi:app_from_env",

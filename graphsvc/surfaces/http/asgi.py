@@ -3,6 +3,9 @@
 With `--workers N` uvicorn spawns N fresh processes, so the app cannot be handed over as an
 object: each worker builds its own from the environment (its own driver and connection pool;
 nothing else is kept in a process, which is what makes the workers interchangeable).
+
+GRAPHSVC_MAX_INFLIGHT is the service's, not each worker's: it protects Neo4j, whose capacity does
+not grow with the workers, so each of N workers admits its share (`serve` tells them N).
 """
 
 from __future__ import annotations
@@ -11,6 +14,11 @@ from starlette.applications import Starlette
 
 #: On a loopback bind, /mcp answers only to these Host/Origin names (DNS-rebinding protection).
 LOOPBACK_HOSTS = ["127.0.0.1:*", "localhost:*", "[::1]:*"]
+
+
+def inflight_share(service_limit: int, workers: int) -> int:
+    """Requests one of `workers` processes admits at once, so that together they admit ~`service_limit`."""
+    return max(1, -(-service_limit // workers))
 
 
 def app_from_env() -> Starlette:
@@ -25,5 +33,5 @@ def app_from_env() -> Starlette:
         api_token=configured_token(settings.graphsvc_api_token),
         mcp_allowed_hosts=LOOPBACK_HOSTS if settings.graphsvc_host in ("127.0.0.1", "localhost", "::1") else None,
         metrics_token=configured_token(settings.graphsvc_metrics_token),
-        max_inflight=settings.graphsvc_max_inflight,
+        max_inflight=inflight_share(settings.graphsvc_max_inflight, settings.graphsvc_workers),
     )

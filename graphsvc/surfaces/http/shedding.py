@@ -1,5 +1,7 @@
 """Load shedding: at most `limit` requests per process wait on Neo4j at once; the rest get a fast 503.
 
+`limit` is this process's share of GRAPHSVC_MAX_INFLIGHT (graphsvc.surfaces.http.asgi.inflight_share).
+
 Past saturation a closed queue only grows: every extra waiting request adds its service time to
 everyone's latency (the issue measured p95 1.2 s at 64 clients) and throughput falls as threads,
 connections and Neo4j contend. Refusing the excess at the door, before its body is read, keeps
@@ -30,7 +32,7 @@ class LoadShedding:
         self.shed = 0  # refused since start-up (a metric for whoever wants it)
         self._body = json.dumps({"error": {
             "code": "overloaded",
-            "message": f"this graphsvc process is serving its limit of {limit} requests (GRAPHSVC_MAX_INFLIGHT); "
+            "message": f"this graphsvc process is serving its limit of {limit} requests (its share of GRAPHSVC_MAX_INFLIGHT); "
                        f"retry after {RETRY_AFTER_SECONDS} s or send the request to another worker",
         }}).encode()
 

@@ -1,0 +1,59 @@
+"""Load shedding (issue 11): past its in-flight limit a process answers a fast 503 + Retry-After.
+
+Pure ASGI: the shedding middleware around an app whose requests wait until the test lets them go.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import httpx
+import pytest
+
+from graphsvc.surfaces.http.asgi import inflight_share
+from graphsvc.surfaces.http.shedding import RETRY_AFTER_SECONDS, LoadShedding
+
+
+class HeldApp:
+    """Every request waits for `release`; `entered` counts the ones that got in."""
+
+    def __init__(self) -> None:
+        self.release = asyncio.Event()
+        self.entered = 0
+
+    async def __call__(self, scope, receive, send) -> None:
+        self.entered += 1
+        await self.release.wait()
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"text/plain")]})
+        await send({"type": "http.response.body", "body": b"served"})
+
+
+async def _shed_past_the_limit() -> None:
+    held = HeldApp()
+    app = LoadShedding(held, limit=3)
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test") as client:
+        admitted = [asyncio.create_task(client.post("/v1/memory_bootstrap")) for _ in range(3)]
+        while held.entered < 3:
+            await asyncio.sleep(0.001)
+        refused = await asyncio.wait_for(client.post("/v1/memory_bootstrap"), timeout=1.0)  # not queued: answered now
+        assert refused.status_code == 503
+        assert refused.headers["retry-after"] == str(RETRY_AFTER_SECONDS)
+        assert refused.json()["error"]["code"] == "overloaded"
+        assert "GRAPHSVC_MAX_INFLIGHT" in refused.json()["error"]["message"]
+        assert held.entered == 3  # the refused request never reached the app
+        probe = asyncio.create_task(client.get("/healthz"))  # probes are never shed (this one is held too)
+        while held.entered < 4:
+            await asyncio.sleep(0.001)
+        held.release.set()
+        assert [r.status_code for r in await asyncio.gather(*admitted, probe)] == [200, 200, 200, 200]
+        assert (await client.post("/v1/memory_bootstrap")).status_code == 200  # the slots are free again
+        assert app.shed == 1 and app.in_flight == 0
+
+
+def test_requests_past_the_limit_get_a_fast_503_with_retry_after_and_never_reach_the_app():
+    asyncio.run(_shed_past_the_limit())
+
+
+@pytest.mark.parametrize(("limit", "workers", "share"), [(32, 1, 32), (32, 2, 16), (32, 3, 11), (32, 8, 4), (2, 4, 1)])
+def test_the_workers_share_the_service_limit(limit, workers, share):
+    assert inflight_share(limit, workers) == share
