@@ -69,16 +69,19 @@ def run(args: argparse.Namespace) -> int:
     from graphsvc.config import get_settings
     from graphsvc.logs import configure_logging
 
-    # Worker processes read their settings from the environment, so the flags go there first.
+    # Worker processes (and the one app of a single-process run) read their settings from the
+    # environment, so the flags go there first; the worker count resolved (`auto` included), since
+    # each worker admits its share of GRAPHSVC_MAX_INFLIGHT.
     if args.host:
         os.environ["GRAPHSVC_HOST"] = args.host
     if args.port:
         os.environ["GRAPHSVC_PORT"] = str(args.port)
     get_settings.cache_clear()
+    workers = args.workers or get_settings().graphsvc_workers
+    os.environ["GRAPHSVC_WORKERS"] = str(workers)
+    get_settings.cache_clear()
     settings = get_settings()
     configure_logging(settings.graphsvc_log_level, settings.graphsvc_log_format)  # the supervisor's own lines
-    workers = args.workers or settings.graphsvc_workers
-    os.environ["GRAPHSVC_WORKERS"] = str(workers)  # each worker admits its share of GRAPHSVC_MAX_INFLIGHT
     with shared_metrics_dir(workers):
         uvicorn.run(
             "graphsvc.surfaces.http.asgi:app_from_env",
