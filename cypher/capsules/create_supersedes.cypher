@@ -1,5 +1,7 @@
 // SUPERSEDES edges: (new) replaces (old).
 UNWIND $edges AS e
 MATCH (a:Capsule {id: e.from})
+USING INDEX SEEK a:Capsule(id)
 MATCH (b:Capsule {id: e.to})
+USING INDEX SEEK b:Capsule(id)
 MERGE (a)-[:SUPERSEDES]->(b)

@@ -3,6 +3,7 @@
 // superseded = an incoming SUPERSEDES from a capsule that is not tombstoned (SPEC §1).
 UNWIND $ids AS wanted
 MATCH (c:Capsule {id: wanted})
+USING INDEX SEEK c:Capsule(id)
 RETURN properties(c) AS props,
        COLLECT { MATCH (c)-[r:BLOCKS|SUPERSEDES]->(o:Capsule)
                  RETURN {type: type(r), id: o.id} ORDER BY type(r), o.seq } AS outgoing,

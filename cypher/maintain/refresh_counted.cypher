@@ -10,6 +10,7 @@
 // they change are read, so concurrent writers add up (see refresh_superseded).
 UNWIND $ids AS wanted
 MATCH (c:Capsule {id: wanted})
+USING INDEX SEEK c:Capsule(id)
 SET c.maintained_lock = true
 REMOVE c.maintained_lock
 WITH c, c.counted AS was,

@@ -7,6 +7,7 @@
 // The lock is taken before the values are computed (see refresh_superseded).
 UNWIND $ids AS wanted
 MATCH (c:Capsule {id: wanted})
+USING INDEX SEEK c:Capsule(id)
 SET c.maintained_lock = true
 REMOVE c.maintained_lock
 WITH c

@@ -5,6 +5,7 @@
 // Returns the capsules these ones block: whether a blocker is superseded changes whether it blocks.
 UNWIND $ids AS wanted
 MATCH (c:Capsule {id: wanted})
+USING INDEX SEEK c:Capsule(id)
 SET c.maintained_lock = true
 REMOVE c.maintained_lock
 WITH c

@@ -1,4 +1,5 @@
 // The capsules the given ones supersede (their `superseded` depends on these being live).
 UNWIND $ids AS wanted
-MATCH (:Capsule {id: wanted})-[:SUPERSEDES]->(t:Capsule)
+MATCH (c:Capsule {id: wanted})-[:SUPERSEDES]->(t:Capsule)
+USING INDEX SEEK c:Capsule(id)
 RETURN DISTINCT t.id AS id

@@ -2,5 +2,6 @@
 // a page of capsules; superseded and readiness follow through maintain/refresh_*. Idempotent.
 UNWIND $rows AS row
 MATCH (c:Capsule {id: row.id})
+USING INDEX SEEK c:Capsule(id)
 SET c:$(row.label)
 SET c.tokens = row.tokens

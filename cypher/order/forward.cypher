@@ -3,8 +3,8 @@
 // bound can lead back to the new edge's source). A breadth-first pruning expand: no path is enumerated.
 // Only $start carries a label: BLOCKS joins capsules only, and with `:Capsule` on the far nodes the
 // planner would rather scan or seek the Capsule(ord) index and join, work that grows with the store.
-// The hint pins the unique seek of $start (unhinted, a plan scanning the whole id index was seen):
-// tests/integration/test_bootstrap_plan.py.
+// `USING INDEX SEEK` pins the unique seek of $start: unhinted, and even under a plain `USING INDEX`,
+// plans scanning the whole id index were seen (tests/integration/test_bootstrap_plan.py).
 MATCH (s:Capsule {id: $start}) (()-[r:BLOCKS WHERE r.closes_loop IS NULL]->(y WHERE y.ord <= $bound))+ (m)
-USING INDEX s:Capsule(id)
+USING INDEX SEEK s:Capsule(id)
 RETURN DISTINCT m.id AS id, m.ord AS ord

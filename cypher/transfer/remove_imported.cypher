@@ -3,6 +3,7 @@
 // Only ever called with ids that were checked absent before the import began.
 UNWIND $ids AS imported
 MATCH (c:Capsule {id: imported})
+USING INDEX SEEK c:Capsule(id)
 WITH c, c.counted AS section, c.project_id AS project_id
 DETACH DELETE c
 WITH section, project_id
