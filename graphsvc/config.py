@@ -24,12 +24,27 @@ MAX_WORKERS = 64
 AUTO_WORKERS_CAP = 8
 
 
-def usable_cpus() -> int:
-    """The CPUs this process may run on (its affinity mask, e.g. a container's cpuset), at least 1."""
+#: cgroup v2's CPU quota of this process's group: "max <period>" or "<quota> <period>" (microseconds).
+CGROUP_CPU_MAX = "/sys/fs/cgroup/cpu.max"
+
+
+def cpu_quota(path: str = CGROUP_CPU_MAX) -> int | None:
+    """Whole CPUs a cgroup v2 quota allows (`docker run --cpus`, a Kubernetes limit), rounded up; None if unlimited."""
     try:
-        return max(1, len(os.sched_getaffinity(0)))
+        quota, period = open(path, encoding="ascii").read().split()[:2]
+        return None if quota == "max" else max(1, -(-int(quota) // int(period)))
+    except (OSError, ValueError):
+        return None
+
+
+def usable_cpus() -> int:
+    """The CPUs this process may use: its affinity mask (a cpuset), capped by a cgroup CPU quota; at least 1."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
     except AttributeError:  # not Linux
-        return max(1, os.cpu_count() or 1)
+        cpus = os.cpu_count() or 1
+    quota = cpu_quota()
+    return max(1, min(cpus, quota) if quota else cpus)
 
 
 def worker_count(value: int | str) -> int:

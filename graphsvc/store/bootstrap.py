@@ -11,7 +11,9 @@ whole store (`pack_statement`). Since schema v2 it reads what the writes maintai
   pack can show travel: the first 11 ready (next action + 10), the first 10 decisions and traps,
   and constraints (never count-capped) as far as the token budget could possibly hold them
   (`constraint_rows_needed`). Python ranks what arrives again with the same key, so the order is
-  the one SPEC §4 defines whatever the statement does.
+  the one SPEC §4 defines whatever order the statement sends. With terms each row carries `hit`,
+  its stored tokens among the request's, and Python's coverage counts those: the stored tokens
+  stand for the text here (maintained on every write, checked by `graphsvc verify`).
 
 * Totals are exact and cost the fence's projects, not its capsules: the sum of the fence's
   maintained per-project tallies, less the listed capsules whose valid_to has passed (schema v3).

@@ -171,17 +171,6 @@ def test_two_workers_starting_together_on_a_new_store_both_come_up(db, neo4j_tar
     assert {"capsule_ready_updated_at"} <= names
 
 
-def test_a_worker_count_is_a_number_or_auto():
-    from graphsvc.config import AUTO_WORKERS_CAP, Settings, usable_cpus
-
-    assert Settings(graphsvc_workers="auto").graphsvc_workers == min(usable_cpus(), AUTO_WORKERS_CAP)
-    assert Settings(graphsvc_workers=" AUTO ").graphsvc_workers == min(usable_cpus(), AUTO_WORKERS_CAP)
-    assert Settings(graphsvc_workers="3").graphsvc_workers == 3
-    for wrong, rule in (("0", "1..64"), ("65", "1..64"), ("many", "auto"), ("2.5", "whole number")):
-        with pytest.raises(ValueError, match=rule):
-            Settings(graphsvc_workers=wrong)
-
-
 def test_a_write_returns_a_bookmark_that_another_process_reads_its_write_with(db, two_workers, routed):
     writer, _ = two_workers
     created = writer.post("/v1/capsules", json={"project_id": "ryw", "kind": "constraint", "content": "Seen anywhere"})

@@ -33,7 +33,7 @@ class LoadShedding:
         self._body = json.dumps({"error": {
             "code": "overloaded",
             "message": f"this graphsvc process is serving its limit of {limit} requests (its share of GRAPHSVC_MAX_INFLIGHT); "
-                       f"retry after {RETRY_AFTER_SECONDS} s or send the request to another worker",
+                       f"retry after {RETRY_AFTER_SECONDS} s",
         }}).encode()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
