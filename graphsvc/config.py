@@ -31,7 +31,8 @@ CGROUP_CPU_MAX = "/sys/fs/cgroup/cpu.max"
 def cpu_quota(path: str = CGROUP_CPU_MAX) -> int | None:
     """Whole CPUs a cgroup v2 quota allows (`docker run --cpus`, a Kubernetes limit), rounded up; None if unlimited."""
     try:
-        quota, period = open(path, encoding="ascii").read().split()[:2]
+        with open(path, encoding="ascii") as limits:
+            quota, period = limits.read().split()[:2]
         return None if quota == "max" else max(1, -(-int(quota) // int(period)))
     except (OSError, ValueError):
         return None

@@ -70,17 +70,17 @@ def run(args: argparse.Namespace) -> int:
     from graphsvc.logs import configure_logging
 
     # Worker processes (and the one app of a single-process run) read their settings from the
-    # environment, so the flags go there first; the worker count resolved (`auto` included), since
-    # each worker admits its share of GRAPHSVC_MAX_INFLIGHT.
+    # environment, so the flags go there first: each worker admits its share of
+    # GRAPHSVC_MAX_INFLIGHT, so it must see the count `--workers` asked for.
     if args.host:
         os.environ["GRAPHSVC_HOST"] = args.host
     if args.port:
         os.environ["GRAPHSVC_PORT"] = str(args.port)
-    get_settings.cache_clear()
-    workers = args.workers or get_settings().graphsvc_workers
-    os.environ["GRAPHSVC_WORKERS"] = str(workers)
+    if args.workers:
+        os.environ["GRAPHSVC_WORKERS"] = str(args.workers)
     get_settings.cache_clear()
     settings = get_settings()
+    workers = settings.graphsvc_workers
     configure_logging(settings.graphsvc_log_level, settings.graphsvc_log_format)  # the supervisor's own lines
     with shared_metrics_dir(workers):
         uvicorn.run(
