@@ -10,7 +10,8 @@
 //     updated_at desc (clamped to the request clock, truncated to microseconds like the driver's
 //     datetime), seq asc; so at most the rows a section can show travel. Python ranks them again
 //     (same key) and fills the budget. Coverage travels as one number, `score` = whole terms *
-//     $whole_weight + tokens (0 for a row holding no term token).
+//     $whole_weight + tokens (0 for a row holding no term token), and each shipped row carries it:
+//     when a cut exists the k shipped rows all score at or above it, so their scores are exact.
 //   * totals are exact: the fence's maintained per-project tallies, less the listed capsules that have
 //     expired by $now (sought per project through the (counted, project_id, valid_to) index).
 //   * a ranked section never sorts its fence. Without terms, the top k are the k freshest live
@@ -23,7 +24,9 @@
 //     the kind's full-text `*_terms` index whose score IS that coverage (constant-score clauses,
 //     graphsvc.store.bootstrap.rank_query); with a fence it also requires one of the fence's project
 //     ids. Lucene returns rows best first, so the k-th best score among live rows (the "cut") costs
-//     k rows, and only the rows scoring at or above it are read (ties at the cut whole). When exact
+//     k rows, and only the rows scoring at or above it are read (ties at the cut whole): the cut's
+//     entry of $at_least, a query matching exactly those rows, is added as a zero-weight clause
+//     (without it Lucene would hand over every row holding a token, to be dropped here). When exact
 //     scores cannot be had ($rank_query null: very many terms, a token past Lucene's 255-char
 //     limit), every row holding a token comes from $token_queries and its coverage is computed from
 //     its stored tokens. The union is ranked with the full key.
@@ -40,6 +43,7 @@
 //   $tokens, $term_sets           the request's distinct term tokens and each term's token set ([] without terms)
 //   $token_queries                Lucene queries that together find any of $tokens (graphsvc.store.bootstrap.token_queries)
 //   $rank_query, $whole_weight    the coverage-scoring Lucene query (or null) and a whole term's weight
+//   $at_least                     [score, Lucene query matching the rows scoring at least it] ([] = filter by score alone)
 //   $projects_per_query           the most project ids one fenced full-text query names
 //   $top_ready, $top_section      rows the ready section (next action + cap) and decisions/traps can show
 //   $top_constraints              constraints the token budget could possibly hold (never count-capped)
@@ -110,8 +114,8 @@ CALL (fence_projects, fence_clauses) {
     WHERE c.project_id = p AND c.updated_at >= coalesce(floor, $now) AND c.tier = 'active' AND c.tombstoned_at IS NULL AND c.superseded = false AND (c.valid_to IS NULL OR c.valid_to > $now)
     RETURN c, 0.0 AS score
     UNION
-    UNWIND CASE WHEN $rank_query IS NULL THEN [] ELSE fence_clauses END AS in_fence
-    CALL db.index.fulltext.queryNodes('constraint_terms', '+(' + $rank_query + ') +(' + in_fence + ')^0') YIELD node AS c, score
+    UNWIND CASE WHEN $rank_query IS NULL OR cut IS NULL THEN [] ELSE fence_clauses END AS in_fence
+    CALL db.index.fulltext.queryNodes('constraint_terms', '+(' + $rank_query + ') +(' + in_fence + ')^0' + coalesce(' +(' + [q IN $at_least WHERE q[0] = cut | q[1]][0] + ')^0', '')) YIELD node AS c, score
     WHERE score >= cut AND c.project_id IN fence_projects AND c.tier = 'active' AND c.tombstoned_at IS NULL AND c.superseded = false AND (c.valid_to IS NULL OR c.valid_to > $now)
     RETURN c, score
     UNION
@@ -123,13 +127,13 @@ CALL (fence_projects, fence_clauses) {
     RETURN c, toFloat(size([ts IN $term_sets WHERE all(t IN ts WHERE t IN hit)]) * $whole_weight + size(hit)) AS score
   }
   WITH c, max(score) AS score
-  WITH c ORDER BY score DESC,
+  WITH c, score ORDER BY score DESC,
                   CASE WHEN c.updated_at > $now THEN $now ELSE datetime.truncate('microsecond', c.updated_at) END DESC,
                   c.seq ASC
   LIMIT $top_constraints
   RETURN collect(c {.id, .project_id, .headline, .content, .tier, superseded: false,
                     updated_us: c.updated_at.epochSeconds * 1000000 + c.updated_at.microsecond,
-                    hit: [t IN $tokens WHERE t IN c.tokens]}) AS fenced_constraints
+                    score: toInteger(score)}) AS fenced_constraints
 }
 CALL (fence_projects, fence_clauses) {
   // A fence: the floor and the cut per project of the fence (see the header), from the
@@ -162,8 +166,8 @@ CALL (fence_projects, fence_clauses) {
     WHERE c.project_id = p AND c.updated_at >= coalesce(floor, $now) AND c.tombstoned_at IS NULL AND c.superseded = false AND (c.valid_to IS NULL OR c.valid_to > $now)
     RETURN c, 0.0 AS score
     UNION
-    UNWIND CASE WHEN $rank_query IS NULL THEN [] ELSE fence_clauses END AS in_fence
-    CALL db.index.fulltext.queryNodes('decision_terms', '+(' + $rank_query + ') +(' + in_fence + ')^0') YIELD node AS c, score
+    UNWIND CASE WHEN $rank_query IS NULL OR cut IS NULL THEN [] ELSE fence_clauses END AS in_fence
+    CALL db.index.fulltext.queryNodes('decision_terms', '+(' + $rank_query + ') +(' + in_fence + ')^0' + coalesce(' +(' + [q IN $at_least WHERE q[0] = cut | q[1]][0] + ')^0', '')) YIELD node AS c, score
     WHERE score >= cut AND c.project_id IN fence_projects AND c.tombstoned_at IS NULL AND c.superseded = false AND (c.valid_to IS NULL OR c.valid_to > $now)
     RETURN c, score
     UNION
@@ -175,13 +179,13 @@ CALL (fence_projects, fence_clauses) {
     RETURN c, toFloat(size([ts IN $term_sets WHERE all(t IN ts WHERE t IN hit)]) * $whole_weight + size(hit)) AS score
   }
   WITH c, max(score) AS score
-  WITH c ORDER BY score DESC,
+  WITH c, score ORDER BY score DESC,
                   CASE WHEN c.updated_at > $now THEN $now ELSE datetime.truncate('microsecond', c.updated_at) END DESC,
                   c.seq ASC
   LIMIT $top_section
   RETURN collect(c {.id, .project_id, .headline, .content, .tier, superseded: false,
                     updated_us: c.updated_at.epochSeconds * 1000000 + c.updated_at.microsecond,
-                    hit: [t IN $tokens WHERE t IN c.tokens]}) AS fenced_decisions
+                    score: toInteger(score)}) AS fenced_decisions
 }
 CALL (fence_projects, fence_clauses) {
   // A fence: the floor and the cut per project of the fence (see the header), from the
@@ -214,8 +218,8 @@ CALL (fence_projects, fence_clauses) {
     WHERE c.project_id = p AND c.updated_at >= coalesce(floor, $now) AND c.tombstoned_at IS NULL
     RETURN c, 0.0 AS score
     UNION
-    UNWIND CASE WHEN $rank_query IS NULL THEN [] ELSE fence_clauses END AS in_fence
-    CALL db.index.fulltext.queryNodes('failure_pattern_terms', '+(' + $rank_query + ') +(' + in_fence + ')^0') YIELD node AS c, score
+    UNWIND CASE WHEN $rank_query IS NULL OR cut IS NULL THEN [] ELSE fence_clauses END AS in_fence
+    CALL db.index.fulltext.queryNodes('failure_pattern_terms', '+(' + $rank_query + ') +(' + in_fence + ')^0' + coalesce(' +(' + [q IN $at_least WHERE q[0] = cut | q[1]][0] + ')^0', '')) YIELD node AS c, score
     WHERE score >= cut AND c.project_id IN fence_projects AND c.tombstoned_at IS NULL
     RETURN c, score
     UNION
@@ -227,13 +231,13 @@ CALL (fence_projects, fence_clauses) {
     RETURN c, toFloat(size([ts IN $term_sets WHERE all(t IN ts WHERE t IN hit)]) * $whole_weight + size(hit)) AS score
   }
   WITH c, max(score) AS score
-  WITH c ORDER BY score DESC,
+  WITH c, score ORDER BY score DESC,
                   CASE WHEN c.updated_at > $now THEN $now ELSE datetime.truncate('microsecond', c.updated_at) END DESC,
                   c.seq ASC
   LIMIT $top_section
   RETURN collect(c {.id, .project_id, .headline, .content, .tier, superseded: c.superseded,
                     updated_us: c.updated_at.epochSeconds * 1000000 + c.updated_at.microsecond,
-                    hit: [t IN $tokens WHERE t IN c.tokens]}) AS fenced_traps
+                    score: toInteger(score)}) AS fenced_traps
 }
 CALL (fence_projects, fence_clauses) {
   // A fence: the floor and the cut per project of the fence (see the header), from the
@@ -266,8 +270,8 @@ CALL (fence_projects, fence_clauses) {
     WHERE c.ready = true AND c.project_id = p AND c.updated_at >= coalesce(floor, $now) AND (c.valid_to IS NULL OR c.valid_to > $now)
     RETURN c, 0.0 AS score
     UNION
-    UNWIND CASE WHEN $rank_query IS NULL THEN [] ELSE fence_clauses END AS in_fence
-    CALL db.index.fulltext.queryNodes('task_terms', '+(' + $rank_query + ') +(' + in_fence + ')^0') YIELD node AS c, score
+    UNWIND CASE WHEN $rank_query IS NULL OR cut IS NULL THEN [] ELSE fence_clauses END AS in_fence
+    CALL db.index.fulltext.queryNodes('task_terms', '+(' + $rank_query + ') +(' + in_fence + ')^0' + coalesce(' +(' + [q IN $at_least WHERE q[0] = cut | q[1]][0] + ')^0', '')) YIELD node AS c, score
     WHERE score >= cut AND c.project_id IN fence_projects AND c.ready = true AND (c.valid_to IS NULL OR c.valid_to > $now)
     RETURN c, score
     UNION
@@ -279,13 +283,13 @@ CALL (fence_projects, fence_clauses) {
     RETURN c, toFloat(size([ts IN $term_sets WHERE all(t IN ts WHERE t IN hit)]) * $whole_weight + size(hit)) AS score
   }
   WITH c, max(score) AS score
-  WITH c ORDER BY score DESC,
+  WITH c, score ORDER BY score DESC,
                   CASE WHEN c.updated_at > $now THEN $now ELSE datetime.truncate('microsecond', c.updated_at) END DESC,
                   c.seq ASC
   LIMIT $top_ready
   RETURN collect(c {.id, .project_id, .headline, .content, .tier, superseded: false,
                     updated_us: c.updated_at.epochSeconds * 1000000 + c.updated_at.microsecond,
-                    hit: [t IN $tokens WHERE t IN c.tokens]}) AS fenced_ready
+                    score: toInteger(score)}) AS fenced_ready
 }
 CALL () {
   // Fail closed (SPEC §3): a live cycle in the fence must contain a live, fenced BLOCKS edge marked

@@ -20,11 +20,10 @@ class Candidate:
     are only rendered for traps, where a stale or superseded row has to
     identify itself.
 
-    ``term_tokens``: the request's term tokens this capsule holds, when the reader already
-    matched them (the store keeps each capsule's folded tokens equal to
-    ``text_tokens(headline, content)``, so the set is the same one ranking would find). Coverage
-    only asks which term tokens a capsule holds, so ranking uses it instead of tokenizing the
-    text again; ``None`` means "not matched": ranking tokenizes headline and content.
+    ``coverage``: (whole terms covered, distinct term tokens covered) for the request's terms,
+    when the reader already scored it (the store scores each capsule's folded tokens, kept equal
+    to ``text_tokens(headline, content)``, so it is the pair ranking would compute). ``None``
+    means "not scored": ranking tokenizes headline and content.
     """
 
     id: str
@@ -34,4 +33,4 @@ class Candidate:
     updated_at: datetime
     tier: str
     superseded: bool
-    term_tokens: frozenset[str] | None = None
+    coverage: tuple[int, int] | None = None

@@ -75,22 +75,18 @@ def rank(
     half-matched phrase still beats no match. With single-word terms the two
     measures agree. Terms only re-rank: every candidate comes back. Without
     terms every coverage is 0 and the order is pure decay, then id. A
-    candidate's ``term_tokens``, when set, stand for its text's tokens: only
-    the term tokens among them count, so the key is the same.
+    candidate's ``coverage``, when set, is that pair as the reader scored it.
     """
 
     if not term_sets:  # no terms: every coverage is 0, so skip tokenizing altogether
         return sorted(candidates, key=lambda c: (age_microseconds(c.updated_at, now), id_number(c.id)))
 
     def sort_key(candidate: Candidate) -> tuple[int, int, int, int]:
-        tokens = candidate.term_tokens
-        if tokens is None:
+        if candidate.coverage is None:
             tokens = text_tokens(candidate.headline, candidate.content)
-        return (
-            -covered_terms(term_sets, tokens),
-            -covered_tokens(term_sets, tokens),
-            age_microseconds(candidate.updated_at, now),
-            id_number(candidate.id),
-        )
+            whole, partial = covered_terms(term_sets, tokens), covered_tokens(term_sets, tokens)
+        else:
+            whole, partial = candidate.coverage
+        return (-whole, -partial, age_microseconds(candidate.updated_at, now), id_number(candidate.id))
 
     return sorted(candidates, key=sort_key)

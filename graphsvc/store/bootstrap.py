@@ -11,9 +11,10 @@ whole store (`pack_statement`). Since schema v2 it reads what the writes maintai
   pack can show travel: the first 11 ready (next action + 10), the first 10 decisions and traps,
   and constraints (never count-capped) as far as the token budget could possibly hold them
   (`constraint_rows_needed`). Python ranks what arrives again with the same key, so the order is
-  the one SPEC §4 defines whatever order the statement sends. With terms each row carries `hit`,
-  its stored tokens among the request's, and Python's coverage counts those: the stored tokens
-  stand for the text here (maintained on every write, checked by `graphsvc verify`).
+  the one SPEC §4 defines whatever order the statement sends. With terms each row carries its
+  coverage `score` as the statement ranked it, from the stored folded tokens, and Python ranks by
+  that: the stored tokens stand for the text here (maintained on every write, checked by
+  `graphsvc verify`).
 
 * Totals are exact and cost the fence's projects, not its capsules: the sum of the fence's
   maintained per-project tallies, less the listed capsules whose valid_to has passed (schema v3).
@@ -39,7 +40,9 @@ Capsule ids are `cap-<seq>` (SPEC §1), so the cycle travels as seq ints and is 
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from datetime import datetime, timedelta, timezone
+from functools import lru_cache
 from typing import Any, Iterable, Mapping
 
 from graphsvc.core.candidates import Candidate
@@ -72,7 +75,7 @@ def term_parameters(terms: Iterable[str]) -> dict[str, Any]:
     term_sets = [sorted(tokens) for tokens in token_sets]
     return {"term_sets": term_sets, "tokens": tokens, "token_queries": token_queries(tokens),
             "rank_query": rank_query(term_sets, tokens), "whole_weight": whole_weight(tokens),
-            "projects_per_query": PROJECTS_PER_QUERY}
+            "at_least": at_least_queries(term_sets, tokens), "projects_per_query": PROJECTS_PER_QUERY}
 
 
 #: Lucene refuses a query of more than 1024 clauses (maxClauseCount); 64 terms can hold ~4,000 tokens.
@@ -80,6 +83,11 @@ TOKENS_PER_QUERY = 512
 #: A fenced query adds one `project_id` clause per project of the fence, this many per query at most
 #: (token clauses + project clauses stay under the 1024 Lucene allows).
 PROJECTS_PER_QUERY = 256
+
+
+def _quoted(token: str) -> str:
+    """A token as one quoted Lucene term, quotes and backslashes escaped."""
+    return '"' + token.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 def token_queries(tokens: list[str]) -> list[str]:
@@ -92,7 +100,7 @@ def token_queries(tokens: list[str]) -> list[str]:
     Folded tokens are letters and digits, but quotes and backslashes are escaped all the same.
     No terms: no query ([]).
     """
-    quoted = ['"' + t.replace("\\", "\\\\").replace('"', '\\"') + '"' for t in tokens]
+    quoted = [_quoted(t) for t in tokens]
     return ["tokens:(" + " OR ".join(quoted[start:start + TOKENS_PER_QUERY]) + ")"
             for start in range(0, len(quoted), TOKENS_PER_QUERY)]
 
@@ -134,10 +142,66 @@ def rank_query(term_sets: list[list[str]], tokens: list[str]) -> str | None:
     return " ".join(whole + [f"{_exact_term(t)}^1" for t in tokens])
 
 
+#: Up to this many distinct term tokens a request also sends `at_least_queries` (2^n token sets to weigh).
+AT_LEAST_TOKENS = 8
+
+
+def coverage_score(term_sets: list[list[str]], held: frozenset[str] | set[str], weight: int) -> int:
+    """The rank query's score of a capsule holding `held` among the request's tokens."""
+    return sum(weight for ts in term_sets if held.issuperset(ts)) + len(held)
+
+
+def minimal_token_sets(term_sets: list[list[str]], tokens: list[str]) -> dict[int, list[tuple[str, ...]]]:
+    """For each coverage score a capsule can reach, the smallest token sets that reach at least it.
+
+    A capsule scores at least s exactly when it holds one of them whole: coverage only grows with
+    the tokens held, so {held: score(held) >= s} is closed upwards and these are its minimal members.
+    A set is minimal for every s above its best one-token-smaller subset's score, up to its own.
+    """
+    # Token sets as bit masks over `tokens` (sorted, so each set below comes out sorted too).
+    weight = whole_weight(tokens)
+    bit_of = {t: 1 << i for i, t in enumerate(tokens)}
+    term_masks = [sum(bit_of[t] for t in set(ts)) for ts in term_sets]
+    bits = [1 << i for i in range(len(tokens))]
+    scores = [weight * sum(mask & tm == tm for tm in term_masks) + mask.bit_count() for mask in range(1 << len(tokens))]
+    levels = sorted(set(scores) - {0})
+    reached: dict[int, list[tuple[str, ...]]] = {s: [] for s in levels}
+    for mask, score in enumerate(scores):
+        below = max((scores[mask ^ bit] for bit in bits if mask & bit), default=0)
+        for level in levels[bisect_right(levels, below):bisect_right(levels, score)]:
+            reached[level].append(tuple(t for t, bit in zip(tokens, bits) if mask & bit))
+    return reached
+
+
+def at_least_queries(term_sets: list[list[str]], tokens: list[str]) -> list[list[Any]]:
+    """[score, Lucene query] pairs: each query matches exactly the capsules whose coverage score is at least score.
+
+    The read after the cut (cypher/bootstrap/sections_*.cypher) adds the cut's query as a required,
+    zero-weight clause, so Lucene hands over only the rows at or above the cut. `score >= cut` on
+    the rank query alone left Neo4j yielding every capsule holding any token, in score order, only
+    to drop them (at 1M with the bench's frequent words ~21k rows per whole-store pack, ~0.7 µs
+    each). [] without a rank query or past AT_LEAST_TOKENS tokens: the statement then filters by
+    score alone, as before. A score whose query would pass Lucene's clause limit is left out.
+    """
+    return [list(pair) for pair in _at_least_queries(tuple(map(tuple, term_sets)), tuple(tokens))]
+
+
+@lru_cache(maxsize=256)
+def _at_least_queries(term_sets: tuple[tuple[str, ...], ...], tokens: tuple[str, ...]) -> tuple[tuple[int, str], ...]:
+    """at_least_queries, cached: a request's terms repeat, and 2^8 token sets take ~1 ms to weigh."""
+    as_lists, token_list = [list(ts) for ts in term_sets], list(tokens)
+    if rank_query(as_lists, token_list) is None or len(tokens) > AT_LEAST_TOKENS:
+        return ()
+    budget = RANK_CLAUSES - len(tokens) - sum(map(len, term_sets))
+    return tuple((score, " ".join("(" + " ".join("+tokens:" + _quoted(t) for t in held) + ")" for held in sets))
+                 for score, sets in minimal_token_sets(as_lists, token_list).items()
+                 if sum(map(len, sets)) <= budget)
+
+
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
 
-def _candidate(row: Mapping[str, Any]) -> Candidate:
+def _candidate(row: Mapping[str, Any], weight: int | None) -> Candidate:
     # updated_us = epochSeconds * 10^6 + microsecond: exact, and far cheaper than a driver DateTime.
     updated_at = _EPOCH + timedelta(microseconds=row["updated_us"])
     return Candidate(
@@ -148,9 +212,9 @@ def _candidate(row: Mapping[str, Any]) -> Candidate:
         updated_at=updated_at,
         tier=row["tier"],
         superseded=bool(row["superseded"]),
-        # The request's term tokens the capsule's stored tokens hold ([] without terms): ranking
-        # counts coverage from them instead of tokenizing the text again. The oracle sends none.
-        term_tokens=None if row.get("hit") is None else frozenset(row["hit"]),
+        # The statement's coverage score, whole terms * weight + distinct tokens (tokens < weight),
+        # as (whole, tokens): ranking uses it instead of tokenizing the text again.
+        coverage=None if weight is None else divmod(row["score"], weight),
     )
 
 
@@ -171,17 +235,21 @@ def live_cycle(loop_edges: int, live_blocked_by: list[list[Any]]) -> list[str] |
     return None if cycle is None else [f"cap-{seq}" for seq in cycle]
 
 
-def inputs_from_row(sections: Mapping[str, Any], loop_edges: int) -> PackInputs:
-    """The statement's one row as the pure core's input."""
+def inputs_from_row(sections: Mapping[str, Any], loop_edges: int, whole_weight: int | None = None) -> PackInputs:
+    """The statement's one row as the pure core's input. `whole_weight`: the request's, when each
+    row carries its coverage `score` (the pack statements); None when rows are unscored."""
+    def candidates(section: str) -> list[Candidate]:
+        return [_candidate(row, whole_weight) for row in sections[section]]
+
     return PackInputs(
-        constraints=[_candidate(r) for r in sections["constraints"]],
+        constraints=candidates("constraints"),
         constraints_total=sections["constraints_total"],
-        ready=[_candidate(r) for r in sections["ready"]],
+        ready=candidates("ready"),
         ready_total=sections["ready_total"],
         cycle=live_cycle(loop_edges, sections["live_blocked_by"]),
-        decisions=[_candidate(r) for r in sections["decisions"]],
+        decisions=candidates("decisions"),
         decisions_total=sections["decisions_total"],
-        traps=[_candidate(r) for r in sections["traps"]],
+        traps=candidates("traps"),
         traps_total=sections["traps_total"],
     )
 
@@ -194,12 +262,13 @@ def pack_statement(project_id: str | None, project_prefix: str | None) -> str:
 def read_inputs(db: Database, request: BootstrapRequest, now: datetime) -> PackInputs:
     """The pack's candidate sets and cycle, read in one statement."""
     statement = pack_statement(request.project_id, request.project_prefix)
+    terms = term_parameters(request.terms or ())
     sections = db.read(lambda tx: run(
         tx, statement, now=now, top_ready=TOP_READY, top_section=SECTION_CAP,
-        top_constraints=min(constraint_rows_needed(request.token_budget), MAX_LIMIT), **term_parameters(request.terms or ()),
+        top_constraints=min(constraint_rows_needed(request.token_budget), MAX_LIMIT), **terms,
         project_id=request.project_id, project_prefix=request.project_prefix,
     ))[0]
-    return inputs_from_row(sections, sections["loop_edges"])
+    return inputs_from_row(sections, sections["loop_edges"], terms["whole_weight"])
 
 
 def build_pack(db: Database, request: BootstrapRequest, now: datetime) -> dict[str, Any]:

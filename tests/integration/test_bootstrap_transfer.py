@@ -52,7 +52,7 @@ def test_constraints_travel_only_as_far_as_the_budget_could_hold_them(db):
 
 def sections_row(db):
     return db.read(lambda tx: run(tx, "bootstrap/sections_store", now=NOW, tokens=[], term_sets=[], token_queries=[], projects_per_query=256,
-                                  rank_query=None, whole_weight=1, top_ready=11,
+                                  rank_query=None, whole_weight=1, at_least=[], top_ready=11,
                                   top_section=10, top_constraints=10, project_id=None, project_prefix=None))[0]
 
 

@@ -10,7 +10,8 @@ from hypothesis import given, strategies as st
 
 from graphsvc.core.textmatch import term_token_sets
 from graphsvc.store.bootstrap import (
-    RANK_CLAUSES, rank_query, term_parameters, token_queries, whole_weight,
+    AT_LEAST_TOKENS, RANK_CLAUSES, at_least_queries, coverage_score, minimal_token_sets, rank_query,
+    term_parameters, token_queries, whole_weight,
 )
 
 
@@ -51,3 +52,49 @@ def test_the_score_weights_order_rows_as_the_ranking_key(terms):
 
 def test_token_queries_name_the_tokens_field():
     assert token_queries(["a", 'q"x']) == ['tokens:("a" OR "q\\"x")']
+
+
+def test_at_least_queries_name_the_smallest_token_sets_reaching_each_score():
+    params = term_parameters(["parser bug", "crash"])  # weight 4: crash alone 5, bug+parser 6
+    assert params["at_least"] == [
+        [1, '(+tokens:"bug") (+tokens:"crash") (+tokens:"parser")'],
+        [5, '(+tokens:"crash") (+tokens:"bug" +tokens:"parser")'],
+        [6, '(+tokens:"bug" +tokens:"crash") (+tokens:"bug" +tokens:"parser") (+tokens:"crash" +tokens:"parser")'],
+        [11, '(+tokens:"bug" +tokens:"crash" +tokens:"parser")'],
+    ]
+
+
+def test_no_at_least_queries_without_exact_scores_or_past_the_token_limit():
+    assert at_least_queries([], []) == []
+    long = "x" * 256
+    assert at_least_queries([[long]], [long]) == []  # no rank query: the statement filters by score alone
+    many = [f"t{n}" for n in range(AT_LEAST_TOKENS + 1)]
+    assert at_least_queries([[t] for t in many], many) == []
+    assert len(at_least_queries([[t] for t in many[:-1]], many[:-1])) == AT_LEAST_TOKENS
+
+
+@given(st.lists(st.text(alphabet="abcdef ", min_size=1, max_size=12), min_size=1, max_size=5), st.data())
+def test_a_capsule_matches_the_query_of_every_score_it_reaches_and_no_other(terms, data):
+    # The at-least sets, read as the query does (one set held whole), against the coverage score
+    # itself, for any token set a capsule may hold.
+    token_sets = term_token_sets(terms)
+    if not token_sets:
+        return
+    tokens = sorted(frozenset().union(*token_sets))
+    if len(tokens) > AT_LEAST_TOKENS:
+        return
+    term_sets = [sorted(ts) for ts in token_sets]
+    weight = whole_weight(tokens)
+    reached = minimal_token_sets(term_sets, tokens)
+    held = frozenset(data.draw(st.sets(st.sampled_from(tokens))))
+    score = coverage_score(term_sets, held, weight)
+    reachable = {coverage_score(term_sets, frozenset(s), weight) for s in _subsets(tokens)} - {0}
+    assert set(reached) == reachable
+    for level, sets in reached.items():
+        assert any(held.issuperset(s) for s in sets) == (score >= level)
+        # minimal: dropping any token of a set falls below the level
+        assert all(coverage_score(term_sets, frozenset(s) - {t}, weight) < level for s in sets for t in s)
+
+
+def _subsets(tokens):
+    return [[t for bit, t in enumerate(tokens) if mask >> bit & 1] for mask in range(1 << len(tokens))]

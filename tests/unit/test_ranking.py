@@ -169,24 +169,25 @@ def test_rank_is_a_permutation_ordered_by_the_reference_key(
 
 
 @given(candidate_lists(), st.lists(st.sampled_from(WORDS + ["neo4j driver", "--"]), max_size=4))
-def test_matched_term_tokens_rank_exactly_as_the_text_does(candidates: list[Candidate], terms: list[str]) -> None:
-    """The store sends each row's term tokens (its stored tokens among the request's): same order as tokenizing."""
+def test_scored_coverage_ranks_exactly_as_the_text_does(candidates: list[Candidate], terms: list[str]) -> None:
+    """The store sends each row's coverage as (whole terms, distinct tokens) of its stored tokens: same order as tokenizing."""
     from dataclasses import replace
 
-    from graphsvc.core.textmatch import text_tokens
+    from graphsvc.core.textmatch import covered_terms, covered_tokens, text_tokens
 
     term_sets = term_token_sets(terms)
-    request_tokens = frozenset().union(*term_sets)
-    matched = [replace(c, term_tokens=text_tokens(c.headline, c.content) & request_tokens) for c in candidates]
-    assert ids(rank(matched, term_sets, NOW)) == ids(rank(candidates, term_sets, NOW))
+    scored = [replace(c, coverage=(covered_terms(term_sets, text_tokens(c.headline, c.content)),
+                                   covered_tokens(term_sets, text_tokens(c.headline, c.content))))
+              for c in candidates]
+    assert ids(rank(scored, term_sets, NOW)) == ids(rank(candidates, term_sets, NOW))
 
 
-def test_ranking_trusts_matched_term_tokens_over_the_text() -> None:
-    """Matched tokens are what counts (so a wrong set would show): the text says 'pool', the set says 'retry'."""
+def test_ranking_trusts_scored_coverage_over_the_text() -> None:
+    """The scored pair is what counts (so a wrong one would show): the text says 'pool', the score says nothing."""
     pool_text = capsule(1, "pool", days_old=5)
     fresher = capsule(2, "other", days_old=1)
     assert ids(rank([pool_text, fresher], term_token_sets(["pool"]), NOW)) == ["cap-1", "cap-2"]
     from dataclasses import replace
 
-    told_retry = replace(pool_text, term_tokens=frozenset({"retry"}))
-    assert ids(rank([told_retry, replace(fresher, term_tokens=frozenset())], term_token_sets(["pool"]), NOW)) == ["cap-2", "cap-1"]
+    unscored_pool = replace(pool_text, coverage=(0, 0))
+    assert ids(rank([unscored_pool, replace(fresher, coverage=(1, 1))], term_token_sets(["pool"]), NOW)) == ["cap-2", "cap-1"]

@@ -1,0 +1,68 @@
+"""With terms, a ranked section reads the rows at or above its coverage cut, and only those.
+
+The cut is the k-th best coverage score among a section's live rows; the rows scoring at least it
+come from Lucene through the cut's `at_least` query (graphsvc.store.bootstrap.at_least_queries),
+a zero-weight required clause beside the scoring query. Here: that clause matches exactly the rows
+the score alone would keep, under Lucene's own parser and scoring, and packs whose cut falls among
+many ties rank exactly as the v1 read does.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from graphsvc.store.bootstrap import read_inputs, term_parameters
+from graphsvc.models import BootstrapRequest
+
+from .bootstrap_support import NOW, Store, ids
+from .oracle import oracle_pack
+
+TERMS = ["parser bug", "crash"]
+
+#: Every mix of the request's tokens a capsule may hold (score: whole terms * 4 + tokens).
+MIXES = ["", "bug", "crash", "parser", "bug parser", "bug crash", "crash parser", "bug crash parser"]
+
+
+def scores_by_query(db, query: str) -> dict[str, float]:
+    records = db._driver.execute_query(
+        "CALL db.index.fulltext.queryNodes('decision_terms', $query) YIELD node, score RETURN node.id AS id, score",
+        {"query": query}).records
+    return {record["id"]: record["score"] for record in records}
+
+
+def test_each_at_least_query_keeps_exactly_the_rows_scoring_at_least_its_score(db):
+    s = Store(db)
+    s.many([{"project_id": "p", "kind": "decision", "content": f"decision {n} {mix}"}
+            for n, mix in enumerate(MIXES * 3)])
+    params = term_parameters(TERMS)
+    ranked = scores_by_query(db, params["rank_query"])
+    assert sorted(set(ranked.values())) == [1.0, 5.0, 6.0, 11.0]
+    assert [level for level, _ in params["at_least"]] == [1, 5, 6, 11]
+    for level, query in params["at_least"]:
+        kept = scores_by_query(db, "+(" + params["rank_query"] + ") +(" + query + ")^0")
+        # the same rows as filtering by score, each with its score unchanged by the zero-weight clause
+        assert kept == {capsule: score for capsule, score in ranked.items() if score >= level}, level
+
+
+@pytest.mark.parametrize("fence", [{}, {"project_id": "p"}, {"project_prefix": "p"}])
+def test_a_cut_among_many_ties_ranks_as_the_v1_read(db, fence):
+    # 10 decisions can show: 4 hold both terms (score 11), then 30 tie at one whole term (5 or 6),
+    # fresher rows without any term and older ones with a lone token sit below the cut.
+    s = Store(db)
+    s.many([{"project_id": "p", "kind": "decision", "content": f"best {n} parser bug crash"} for n in range(4)],
+           age_days=40)
+    tied = [s.put("decision", f"tied {n} " + ("crash" if n % 2 else "parser bug"), project_id="p", age_days=1 + n)
+            for n in range(30)]
+    s.many([{"project_id": "p", "kind": "decision", "content": f"fresh {n}"} for n in range(12)], age_days=0.5)
+    s.many([{"project_id": "p", "kind": "decision", "content": f"lone {n} bug"} for n in range(12)], age_days=50)
+    request = {"terms": TERMS, **fence}
+    pack = s.pack(**request)
+    assert pack == oracle_pack(db, request, NOW)
+    shown = ids(pack["decisions"])
+    assert len(shown) == 10 and all(not capsule.startswith("fresh") for capsule in shown)
+    # What travelled: the 10 best, each carrying the coverage the statement scored; after the four
+    # holding everything, the freshest six of the fifteen "parser bug" rows (a whole term and two
+    # tokens beat a whole term and one).
+    rows = read_inputs(db, BootstrapRequest(**request), NOW).decisions
+    assert [row.coverage for row in rows] == [(2, 3)] * 4 + [(1, 2)] * 6
+    assert [row.id for row in rows][4:] == tied[0:12:2] == shown[4:]
