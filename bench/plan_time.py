@@ -21,9 +21,9 @@ import statistics
 import time
 from datetime import datetime, timezone
 
-from graphsvc.core.pack import SECTION_CAP, constraint_rows_needed
+from graphsvc.models import BootstrapRequest
 from graphsvc.store import cypher
-from graphsvc.store.bootstrap import TOP_READY, term_parameters
+from graphsvc.store.bootstrap import statement_parameters
 
 from . import dataset
 from .target import bench_database
@@ -44,9 +44,8 @@ def main() -> None:
             db.apply_schema()
             db.wipe_all()
             dataset.load(db, dataset.build(args.capsules))
-        params = {"now": datetime(2026, 12, 3, tzinfo=timezone.utc), "top_ready": TOP_READY, "top_section": SECTION_CAP,
-                  "top_constraints": constraint_rows_needed(1500), "project_id": None, "project_prefix": "p05",
-                  **term_parameters(["deploy", "cache"])}
+        params = statement_parameters(BootstrapRequest(project_prefix="p05", terms=["deploy", "cache"]),
+                                      datetime(2026, 12, 3, tzinfo=timezone.utc))
         seconds: dict[str, list[float]] = {name: [] for name in args.statements}
         for _ in range(args.rounds):
             for name in args.statements:

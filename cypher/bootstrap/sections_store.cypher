@@ -44,6 +44,8 @@
 //   $at_least                     [score, Lucene query matching the rows scoring at least it] ([] = filter by score alone)
 //   $top_ready, $top_section      rows the ready section (next action + cap) and decisions/traps can show
 //   $top_constraints              constraints the token budget could possibly hold (never count-capped)
+//   $budget_chars, $row_chars_besides_text   the budget in characters, and a constraint row's least
+//                                 cost less its id (twice), headline and project id: trims those further
 // The index hints pin the plan whatever the statistics say (tests/integration/test_bootstrap_plan.py).
 // updated_at travels as integer microseconds since the epoch (`updated_us`): decoding driver DateTime
 // values cost ~70 µs each in Python.
@@ -109,6 +111,16 @@ CALL () {
                   CASE WHEN c.updated_at > $now THEN $now ELSE datetime.truncate('microsecond', c.updated_at) END DESC,
                   c.seq ASC
   LIMIT $top_constraints
+  // Only as far as the budget could hold them: the first row (the floor), then each row while the
+  // rows after the first could still fit by their least cost (graphsvc.core.pack.constraint_row_floor:
+  // the row and its handle without excerpt or escapes; size() counts code points, as Python's len),
+  // then one more. The fill keeps a prefix in this order, so no row past these can be shown.
+  WITH collect({c: c, score: score, least: $row_chars_besides_text + 2 * size(c.id) + size(c.headline) + size(c.project_id)}) AS ranked
+  WITH ranked[0 .. 2 + reduce(fit = [0, 0], r IN ranked[1..] |
+                              CASE WHEN fit[0] >= 0 AND fit[0] + r.least <= $budget_chars THEN [fit[0] + r.least, fit[1] + 1]
+                                   ELSE [-1, fit[1]] END)[1]] AS kept
+  UNWIND kept AS r
+  WITH r.c AS c, r.score AS score
   RETURN collect(c {.id, .project_id, .headline, .content, .tier, superseded: false,
                     updated_us: c.updated_at.epochSeconds * 1000000 + c.updated_at.microsecond,
                     score: toInteger(score)}) AS unfenced_constraints

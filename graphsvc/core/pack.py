@@ -48,6 +48,7 @@ __all__ = [
     "PackRequest",
     "assemble_pack",
     "capsule_row",
+    "constraint_row_floor",
     "constraint_rows_needed",
     "excerpt",
     "trap_row",
@@ -78,7 +79,7 @@ class PackInputs:
     """Everything the store found in scope, unranked.
 
     ``constraints`` are complete, or the first ones in rank order as far as the token budget
-    could possibly hold them (`constraint_rows_needed`); the rest, ``constraints_total`` minus
+    could possibly hold them (`constraint_rows_needed`, then `constraint_row_floor`); the rest, ``constraints_total`` minus
     those, are counted as trimmed. ``ready``, ``decisions`` and ``traps`` may be
     pre-limited by the store to a superset of what ranking could surface (the
     decay-order prefix plus every row that might cover a term). The ``*_total`` fields are exact counts and
@@ -109,6 +110,18 @@ def constraint_rows_needed(token_budget: int) -> int:
     as many more as could fit, plus one. Rows past those are trimmed whatever they hold, since
     ``token_budget // 4 + 1`` rows add more than ``token_budget`` tokens on their own."""
     return 2 + token_budget * 4 // MIN_ROW_CHARS
+
+
+#: A constraint row's least cost (MIN_ROW_CHARS) less its id, counted twice (row and handle), at its shortest.
+ROW_CHARS_BESIDES_TEXT = MIN_ROW_CHARS - 2 * len("cap-1")
+
+
+def constraint_row_floor(candidate: Candidate) -> int:
+    """The fewest characters this constraint's row adds to a pack body: the row (comma included)
+    and its handle, with no excerpt and no escapes. The store stops shipping constraints where the
+    rows after the first could no longer fit by this cost (cypher/bootstrap/sections_*.cypher
+    computes it with size(), which counts code points like len)."""
+    return ROW_CHARS_BESIDES_TEXT + 2 * len(candidate.id) + len(candidate.headline) + len(candidate.project_id)
 
 
 @dataclass(frozen=True)

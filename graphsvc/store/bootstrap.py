@@ -10,7 +10,7 @@ whole store (`pack_statement`). Since schema v2 it reads what the writes maintai
   each capsule's stored folded tokens, then clamped updated_at, then seq), so only the rows a
   pack can show travel: the first 11 ready (next action + 10), the first 10 decisions and traps,
   and constraints (never count-capped) as far as the token budget could possibly hold them
-  (`constraint_rows_needed`). Python ranks what arrives again with the same key, so the order is
+  (`constraint_rows_needed`, then each row's least cost, `constraint_row_floor`). Python ranks what arrives again with the same key, so the order is
   the one SPEC §4 defines whatever order the statement sends. With terms each row carries its
   coverage `score` as the statement ranked it, from the stored folded tokens, and Python ranks by
   that: the stored tokens stand for the text here (maintained on every write, checked by
@@ -49,7 +49,10 @@ from graphsvc.core.candidates import Candidate
 from graphsvc.core.cycles import find_cycle
 from graphsvc.store.db import Database, run
 from graphsvc.models import BootstrapRequest
-from graphsvc.core.pack import SECTION_CAP, PackInputs, PackRequest, assemble_pack, constraint_rows_needed
+from graphsvc.core.budget import CHARS_PER_TOKEN
+from graphsvc.core.pack import (
+    ROW_CHARS_BESIDES_TEXT, SECTION_CAP, PackInputs, PackRequest, assemble_pack, constraint_rows_needed,
+)
 from graphsvc.core.textmatch import term_token_sets
 
 #: Rows the ready section can show: the next action plus SECTION_CAP more.
@@ -259,16 +262,23 @@ def pack_statement(project_id: str | None, project_prefix: str | None) -> str:
     return "bootstrap/sections_store" if project_id is None and project_prefix is None else "bootstrap/sections_fenced"
 
 
+def statement_parameters(request: BootstrapRequest, now: datetime) -> dict[str, Any]:
+    """What the pack statement takes for a validated request at the request clock `now`."""
+    return {
+        "now": now, "top_ready": TOP_READY, "top_section": SECTION_CAP,
+        "top_constraints": min(constraint_rows_needed(request.token_budget), MAX_LIMIT),
+        "budget_chars": min(CHARS_PER_TOKEN * request.token_budget, MAX_LIMIT),
+        "row_chars_besides_text": ROW_CHARS_BESIDES_TEXT,
+        "project_id": request.project_id, "project_prefix": request.project_prefix,
+        **term_parameters(request.terms or ()),
+    }
+
+
 def read_inputs(db: Database, request: BootstrapRequest, now: datetime) -> PackInputs:
     """The pack's candidate sets and cycle, read in one statement."""
-    statement = pack_statement(request.project_id, request.project_prefix)
-    terms = term_parameters(request.terms or ())
-    sections = db.read(lambda tx: run(
-        tx, statement, now=now, top_ready=TOP_READY, top_section=SECTION_CAP,
-        top_constraints=min(constraint_rows_needed(request.token_budget), MAX_LIMIT), **terms,
-        project_id=request.project_id, project_prefix=request.project_prefix,
-    ))[0]
-    return inputs_from_row(sections, sections["loop_edges"], terms["whole_weight"])
+    params = statement_parameters(request, now)
+    sections = db.read(lambda tx: run(tx, pack_statement(request.project_id, request.project_prefix), **params))[0]
+    return inputs_from_row(sections, sections["loop_edges"], params["whole_weight"])
 
 
 def build_pack(db: Database, request: BootstrapRequest, now: datetime) -> dict[str, Any]:

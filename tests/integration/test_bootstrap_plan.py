@@ -13,7 +13,8 @@ from __future__ import annotations
 from typing import Any, Iterator
 
 from graphsvc.store import cypher
-from graphsvc.store.bootstrap import pack_statement, term_parameters
+from graphsvc.models import BootstrapRequest
+from graphsvc.store.bootstrap import pack_statement, statement_parameters
 from graphsvc.store.warmup import STATEMENTS
 
 from .bootstrap_support import NOW, Store
@@ -30,8 +31,7 @@ def operators(plan: dict[str, Any]) -> Iterator[tuple[str, str, bool]]:
 
 
 def explain(db, **fence: Any) -> list[tuple[str, str, bool]]:
-    params = {"now": NOW, **term_parameters(["parser"]), "top_ready": 11, "top_section": 10,
-              "top_constraints": 40, "project_id": None, "project_prefix": None, **fence}
+    params = statement_parameters(BootstrapRequest(terms=["parser"], **fence), NOW)
     statement = pack_statement(params["project_id"], params["project_prefix"])
     summary = db._driver.execute_query("EXPLAIN " + cypher.load(statement), params).summary
     return list(operators(summary.plan))

@@ -6,12 +6,13 @@ which the pack-level tests cannot see (the pack looks the same either way).
 
 from __future__ import annotations
 
-from graphsvc.core.pack import constraint_rows_needed
-from graphsvc.store.bootstrap import read_inputs
+from graphsvc.core.pack import constraint_row_floor, constraint_rows_needed
+from graphsvc.store.bootstrap import read_inputs, statement_parameters
 from graphsvc.store.db import run
 from graphsvc.models import BootstrapRequest
 
 from .bootstrap_support import NOW, Store
+from .oracle import oracle_pack
 
 
 def test_without_terms_only_the_rows_a_pack_can_show_travel(db):
@@ -45,15 +46,37 @@ def test_constraints_travel_only_as_far_as_the_budget_could_hold_them(db):
     s = Store(db)
     for n in range(60):
         s.put("constraint", f"Constraint {n}", age_days=n)
+    every = read_inputs(db, BootstrapRequest(token_budget=1500), NOW).constraints
+    assert len(every) == 60
+    # 40 tokens are 160 characters: after the first row (the floor), `Constraint 1` and `Constraint 2`
+    # could fit at their least cost (43 + 2 * 5 + 12 + 4 = 69 characters each, 138 together; a third
+    # makes 207), then one more: 4 rows, where the flat 53-character bound shipped 5.
+    assert constraint_row_floor(every[1]) == constraint_row_floor(every[2]) == 69
     small = read_inputs(db, BootstrapRequest(token_budget=40), NOW)
-    assert len(small.constraints) == constraint_rows_needed(40) == 2 + 40 * 4 // 53 and small.constraints_total == 60
-    assert len(read_inputs(db, BootstrapRequest(token_budget=1500), NOW).constraints) == 60
+    assert small.constraints == every[:4] and small.constraints_total == 60
+    assert constraint_rows_needed(40) == 5
+    assert read_inputs(db, BootstrapRequest(token_budget=0), NOW).constraints == every[:2]
+
+
+#: Headlines whose JSON is longer than their characters (escapes, control characters) or whose
+#: characters are not one UTF-16 unit each: the least cost must never exceed what a row adds.
+ODD_HEADLINES = ["plain", 'say "no"', "back\\slash", "tab\there", "naïve café", "emoji 😀😀😀 here", "𝔘𝔫𝔦𝔠𝔬𝔡𝔢", "x"]
+
+
+def test_trimmed_constraints_never_change_a_pack(db):
+    # Every budget from nothing to all: the pack from the trimmed rows equals the v1 read's, which
+    # ships every constraint.
+    s = Store(db)
+    for n in range(40):
+        s.put("constraint", f"{ODD_HEADLINES[n % len(ODD_HEADLINES)]} {n}", age_days=n / 3,
+              project_id=["nott", "nott/é", "nott/😀"][n % 3])
+    for budget in range(0, 700, 9):
+        request = {"token_budget": budget}
+        assert s.pack(**request) == oracle_pack(db, request, NOW), budget
 
 
 def sections_row(db):
-    return db.read(lambda tx: run(tx, "bootstrap/sections_store", now=NOW, tokens=[], term_sets=[], token_queries=[], projects_per_query=256,
-                                  rank_query=None, whole_weight=1, at_least=[], top_ready=11,
-                                  top_section=10, top_constraints=10, project_id=None, project_prefix=None))[0]
+    return db.read(lambda tx: run(tx, "bootstrap/sections_store", **statement_parameters(BootstrapRequest(), NOW)))[0]
 
 
 def test_no_edge_travels_without_a_live_edge_that_closed_a_loop(db):

@@ -24,6 +24,7 @@ from graphsvc.core.pack import (
     PackRequest,
     assemble_pack,
     capsule_row,
+    constraint_row_floor,
     constraint_rows_needed,
     excerpt,
     trap_row,
@@ -676,3 +677,34 @@ def test_min_row_chars_is_the_shortest_constraint_row_with_its_handle() -> None:
     shortest = Candidate(id="cap-1", project_id="", headline="", content="", updated_at=NOW, tier="active",
                          superseded=False)
     assert MIN_ROW_CHARS == len("," + canonical_json(capsule_row(shortest))) + len(',"cap-1"')
+
+
+@given(st.integers(1, 10**9).flatmap(candidate))
+def test_a_constraint_row_adds_at_least_its_floor(c: Candidate) -> None:
+    """The least cost the store trims constraints by never exceeds what the row really adds: the row
+    and its comma, and its handle with its comma."""
+    added = len(canonical_json(capsule_row(c))) + 1 + len(canonical_json(c.id)) + 1
+    assert constraint_row_floor(c) <= added
+    if c.content == c.headline and canonical_json(c.headline) == f'"{c.headline}"' and canonical_json(c.project_id) == f'"{c.project_id}"':
+        assert constraint_row_floor(c) == added  # no excerpt, no escapes: exact
+
+
+def shipped_constraints(ranked: list[Candidate], token_budget: int) -> int:
+    """How many constraints the pack statement ships (cypher/bootstrap/sections_*.cypher): the
+    first, then each while the rows after the first fit by their floors, then one more."""
+    spent, fitting = 0, 0
+    for c in ranked[1:]:
+        spent += constraint_row_floor(c)
+        if spent > 4 * token_budget:
+            break
+        fitting += 1
+    return min(len(ranked), 2 + fitting, constraint_rows_needed(token_budget))
+
+
+@settings(max_examples=150)
+@given(pack_inputs(), requests)
+def test_constraints_past_what_the_store_ships_never_change_the_pack(inputs: PackInputs, req: PackRequest) -> None:
+    """Shipping only the ranked constraints the budget could hold gives the same pack as shipping all."""
+    ranked = rank(inputs.constraints, term_token_sets(list(req.terms)), NOW)
+    shipped = replace(inputs, constraints=ranked[: shipped_constraints(ranked, req.token_budget)])
+    assert canonical_json(assemble_pack(shipped, req, NOW)) == canonical_json(assemble_pack(inputs, req, NOW))
