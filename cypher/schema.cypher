@@ -45,20 +45,17 @@ FOR (c:Capsule) ON (c.status, c.project_id);
 CREATE INDEX capsule_ord IF NOT EXISTS
 FOR (c:Capsule) ON (c.ord);
 
-// Unfenced ranked sections (cypher/bootstrap/sections_store.cypher): with no fence, the decay order is
-// read from these range indexes in order and stops after the rows a section can show, instead of
-// sorting every live row of the store ...
-CREATE INDEX constraint_updated_at IF NOT EXISTS
-FOR (c:Constraint) ON (c.updated_at);
+// Ranked sections (cypher/bootstrap/sections_*.cypher): each reads its decay order in order from
+// these range indexes and stops after the rows it can show, instead of sorting every live row:
+// with no fence the section's own (counted, updated_at), with a fence (counted, project_id,
+// updated_at) per project of the fence. `counted` is the maintained section a capsule counts in
+// (graphsvc.store.maintain: 'constraints', 'decisions', 'traps', 'ready', or absent), so the
+// index holds only listed rows and a section seeks exactly its live ones (expiry aside).
+CREATE INDEX capsule_counted_updated_at IF NOT EXISTS
+FOR (c:Capsule) ON (c.counted, c.updated_at);
 
-CREATE INDEX decision_updated_at IF NOT EXISTS
-FOR (c:Decision) ON (c.updated_at);
-
-CREATE INDEX failure_pattern_updated_at IF NOT EXISTS
-FOR (c:FailurePattern) ON (c.updated_at);
-
-CREATE INDEX capsule_ready_updated_at IF NOT EXISTS
-FOR (c:Capsule) ON (c.ready, c.updated_at);
+CREATE INDEX capsule_counted_project_updated_at IF NOT EXISTS
+FOR (c:Capsule) ON (c.counted, c.project_id, c.updated_at);
 
 // ... and with terms, the rows covering at least one term token (the only rows terms can lift
 // above that order) are found through the maintained folded `tokens` (a list of strings: the
@@ -82,20 +79,6 @@ CREATE FULLTEXT INDEX task_terms IF NOT EXISTS
 FOR (c:Task|Epic) ON EACH [c.tokens, c.project_id]
 OPTIONS {indexConfig: {`fulltext.analyzer`: 'whitespace'}};
 
-// Fenced ranked sections: the same decay order per project of the fence, read in order from these
-// (`ready` is true on ready tasks/epics and absent elsewhere, so only they are in the last one).
-CREATE INDEX constraint_project_updated_at IF NOT EXISTS
-FOR (c:Constraint) ON (c.project_id, c.updated_at);
-
-CREATE INDEX decision_project_updated_at IF NOT EXISTS
-FOR (c:Decision) ON (c.project_id, c.updated_at);
-
-CREATE INDEX failure_pattern_project_updated_at IF NOT EXISTS
-FOR (c:FailurePattern) ON (c.project_id, c.updated_at);
-
-CREATE INDEX capsule_ready_project_updated_at IF NOT EXISTS
-FOR (c:Capsule) ON (c.ready, c.project_id, c.updated_at);
-
 // Replaced by the indexes above (a store written before them drops them here).
 DROP INDEX constraint_tokens IF EXISTS;
 
@@ -112,6 +95,24 @@ DROP INDEX decision_project IF EXISTS;
 DROP INDEX failure_pattern_project IF EXISTS;
 
 DROP INDEX capsule_ready_project IF EXISTS;
+
+// Replaced by the two (counted, ...) indexes above: one per kind and fence shape, each of whose
+// rows the section then had to filter for liveness.
+DROP INDEX constraint_updated_at IF EXISTS;
+
+DROP INDEX decision_updated_at IF EXISTS;
+
+DROP INDEX failure_pattern_updated_at IF EXISTS;
+
+DROP INDEX capsule_ready_updated_at IF EXISTS;
+
+DROP INDEX constraint_project_updated_at IF EXISTS;
+
+DROP INDEX decision_project_updated_at IF EXISTS;
+
+DROP INDEX failure_pattern_project_updated_at IF EXISTS;
+
+DROP INDEX capsule_ready_project_updated_at IF EXISTS;
 
 // Schema v3: per-project section tallies (graphsvc.store.maintain), so a pack's totals cost the
 // fence's projects, not its capsules. And the listed capsules that carry a valid_to, by section and

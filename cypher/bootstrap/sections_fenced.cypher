@@ -1,7 +1,7 @@
 // memory_bootstrap read side (SPEC §2-§4), schema v3, a fenced pack: everything one pack needs, in ONE statement,
 // one row, one round trip. It reads the state the writes maintain (graphsvc.store.maintain) instead
 // of recomputing it, so a pack costs what it shows, not what its fence holds:
-//   * ready tasks are sought through the maintained `ready` (indexed): a blocked task is never visited;
+//   * ready tasks are sought through the maintained `counted` = 'ready' (indexed): a blocked task is never visited;
 //   * "no cycle" is proven by looking up the fence's live BLOCKS edges marked `closes_loop` (the
 //     writes keep a topological order in which every cycle has one); only a fence holding one
 //     sends its live edges for graphsvc.core.cycles to name the canonical cycle;
@@ -16,7 +16,7 @@
 //     expired by $now (sought per project through the (counted, project_id, valid_to) index).
 //   * a ranked section never sorts its fence. Without terms, the top k are the k freshest live
 //     rows: the "floor" is the truncated updated_at of the k-th freshest live row before $now, read
-//     in order from the kind's updated_at index (with a fence: its (project_id, updated_at) index,
+//     in order from the (counted, updated_at) index (with a fence: (counted, project_id, updated_at),
 //     k rows from each of the fence's projects, which the fence's tallies list), and the rows from
 //     the floor on (all rows updated at/after $now rank as $now, so they are in) hold that top k
 //     with its boundary ties whole.
@@ -87,13 +87,13 @@ CALL (fence_projects) {
 }
 CALL (fence_projects, fence_clauses) {
   // A fence: the floor and the cut per project of the fence (see the header), from the
-  // Constraint(project_id, updated_at) index and the full-text query naming the fence's projects.
+  // Capsule(counted, project_id, updated_at) index (counted = 'constraints') and the full-text query naming the fence's projects.
   CALL (fence_projects) {
     UNWIND fence_projects AS p
     CALL (p) {
-      MATCH (c:Constraint) USING INDEX SEEK c:Constraint(project_id, updated_at)
-      WHERE c.project_id = p AND c.updated_at < $now AND c.tier = 'active' AND c.tombstoned_at IS NULL AND c.superseded = false AND (c.valid_to IS NULL OR c.valid_to > $now)
-      WITH c ORDER BY c.project_id DESC, c.updated_at DESC LIMIT $top_constraints
+      MATCH (c:Capsule) USING INDEX SEEK c:Capsule(counted, project_id, updated_at)
+      WHERE c.project_id = p AND c.updated_at < $now AND c.counted = 'constraints' AND (c.valid_to IS NULL OR c.valid_to > $now)
+      WITH c ORDER BY c.counted DESC, c.project_id DESC, c.updated_at DESC LIMIT $top_constraints
       RETURN datetime.truncate('microsecond', c.updated_at) AS freshest
     }
     WITH freshest ORDER BY freshest DESC LIMIT $top_constraints
@@ -103,7 +103,7 @@ CALL (fence_projects, fence_clauses) {
     UNWIND CASE WHEN $rank_query IS NULL THEN [] ELSE fence_clauses END AS in_fence
     CALL (fence_projects, in_fence) {
       CALL db.index.fulltext.queryNodes('constraint_terms', '+(' + $rank_query + ') +(' + in_fence + ')^0') YIELD node AS c, score
-      WHERE c.project_id IN fence_projects AND c.tier = 'active' AND c.tombstoned_at IS NULL AND c.superseded = false AND (c.valid_to IS NULL OR c.valid_to > $now)
+      WHERE c.project_id IN fence_projects AND c.counted = 'constraints' AND (c.valid_to IS NULL OR c.valid_to > $now)
       WITH score LIMIT $top_constraints
       RETURN score
     }
@@ -112,19 +112,19 @@ CALL (fence_projects, fence_clauses) {
   }
   CALL (fence_projects, fence_clauses, floor, cut) {
     UNWIND fence_projects AS p
-    MATCH (c:Constraint) USING INDEX SEEK c:Constraint(project_id, updated_at)
-    WHERE c.project_id = p AND c.updated_at >= coalesce(floor, $now) AND c.tier = 'active' AND c.tombstoned_at IS NULL AND c.superseded = false AND (c.valid_to IS NULL OR c.valid_to > $now)
+    MATCH (c:Capsule) USING INDEX SEEK c:Capsule(counted, project_id, updated_at)
+    WHERE c.project_id = p AND c.updated_at >= coalesce(floor, $now) AND c.counted = 'constraints' AND (c.valid_to IS NULL OR c.valid_to > $now)
     RETURN c, 0.0 AS score
     UNION
     UNWIND CASE WHEN $rank_query IS NULL OR cut IS NULL THEN [] ELSE fence_clauses END AS in_fence
     CALL db.index.fulltext.queryNodes('constraint_terms', '+(' + $rank_query + ') +(' + in_fence + ')^0' + coalesce(' +(' + [q IN $at_least WHERE q[0] = cut | q[1]][0] + ')^0', '')) YIELD node AS c, score
-    WHERE score >= cut AND c.project_id IN fence_projects AND c.tier = 'active' AND c.tombstoned_at IS NULL AND c.superseded = false AND (c.valid_to IS NULL OR c.valid_to > $now)
+    WHERE score >= cut AND c.project_id IN fence_projects AND c.counted = 'constraints' AND (c.valid_to IS NULL OR c.valid_to > $now)
     RETURN c, score
     UNION
     UNWIND CASE WHEN $rank_query IS NULL AND size($tokens) > 0 THEN fence_clauses ELSE [] END AS in_fence
     UNWIND $token_queries AS token_query
     CALL db.index.fulltext.queryNodes('constraint_terms', '+' + token_query + ' +(' + in_fence + ')') YIELD node AS c
-    WHERE c.project_id IN fence_projects AND c.tier = 'active' AND c.tombstoned_at IS NULL AND c.superseded = false AND (c.valid_to IS NULL OR c.valid_to > $now)
+    WHERE c.project_id IN fence_projects AND c.counted = 'constraints' AND (c.valid_to IS NULL OR c.valid_to > $now)
     WITH c, [t IN $tokens WHERE t IN c.tokens] AS hit
     RETURN c, toFloat(size([ts IN $term_sets WHERE all(t IN ts WHERE t IN hit)]) * $whole_weight + size(hit)) AS score
   }
@@ -149,13 +149,13 @@ CALL (fence_projects, fence_clauses) {
 }
 CALL (fence_projects, fence_clauses) {
   // A fence: the floor and the cut per project of the fence (see the header), from the
-  // Decision(project_id, updated_at) index and the full-text query naming the fence's projects.
+  // Capsule(counted, project_id, updated_at) index (counted = 'decisions') and the full-text query naming the fence's projects.
   CALL (fence_projects) {
     UNWIND fence_projects AS p
     CALL (p) {
-      MATCH (c:Decision) USING INDEX SEEK c:Decision(project_id, updated_at)
-      WHERE c.project_id = p AND c.updated_at < $now AND c.tombstoned_at IS NULL AND c.superseded = false AND (c.valid_to IS NULL OR c.valid_to > $now)
-      WITH c ORDER BY c.project_id DESC, c.updated_at DESC LIMIT $top_section
+      MATCH (c:Capsule) USING INDEX SEEK c:Capsule(counted, project_id, updated_at)
+      WHERE c.project_id = p AND c.updated_at < $now AND c.counted = 'decisions' AND (c.valid_to IS NULL OR c.valid_to > $now)
+      WITH c ORDER BY c.counted DESC, c.project_id DESC, c.updated_at DESC LIMIT $top_section
       RETURN datetime.truncate('microsecond', c.updated_at) AS freshest
     }
     WITH freshest ORDER BY freshest DESC LIMIT $top_section
@@ -165,7 +165,7 @@ CALL (fence_projects, fence_clauses) {
     UNWIND CASE WHEN $rank_query IS NULL THEN [] ELSE fence_clauses END AS in_fence
     CALL (fence_projects, in_fence) {
       CALL db.index.fulltext.queryNodes('decision_terms', '+(' + $rank_query + ') +(' + in_fence + ')^0') YIELD node AS c, score
-      WHERE c.project_id IN fence_projects AND c.tombstoned_at IS NULL AND c.superseded = false AND (c.valid_to IS NULL OR c.valid_to > $now)
+      WHERE c.project_id IN fence_projects AND c.counted = 'decisions' AND (c.valid_to IS NULL OR c.valid_to > $now)
       WITH score LIMIT $top_section
       RETURN score
     }
@@ -174,19 +174,19 @@ CALL (fence_projects, fence_clauses) {
   }
   CALL (fence_projects, fence_clauses, floor, cut) {
     UNWIND fence_projects AS p
-    MATCH (c:Decision) USING INDEX SEEK c:Decision(project_id, updated_at)
-    WHERE c.project_id = p AND c.updated_at >= coalesce(floor, $now) AND c.tombstoned_at IS NULL AND c.superseded = false AND (c.valid_to IS NULL OR c.valid_to > $now)
+    MATCH (c:Capsule) USING INDEX SEEK c:Capsule(counted, project_id, updated_at)
+    WHERE c.project_id = p AND c.updated_at >= coalesce(floor, $now) AND c.counted = 'decisions' AND (c.valid_to IS NULL OR c.valid_to > $now)
     RETURN c, 0.0 AS score
     UNION
     UNWIND CASE WHEN $rank_query IS NULL OR cut IS NULL THEN [] ELSE fence_clauses END AS in_fence
     CALL db.index.fulltext.queryNodes('decision_terms', '+(' + $rank_query + ') +(' + in_fence + ')^0' + coalesce(' +(' + [q IN $at_least WHERE q[0] = cut | q[1]][0] + ')^0', '')) YIELD node AS c, score
-    WHERE score >= cut AND c.project_id IN fence_projects AND c.tombstoned_at IS NULL AND c.superseded = false AND (c.valid_to IS NULL OR c.valid_to > $now)
+    WHERE score >= cut AND c.project_id IN fence_projects AND c.counted = 'decisions' AND (c.valid_to IS NULL OR c.valid_to > $now)
     RETURN c, score
     UNION
     UNWIND CASE WHEN $rank_query IS NULL AND size($tokens) > 0 THEN fence_clauses ELSE [] END AS in_fence
     UNWIND $token_queries AS token_query
     CALL db.index.fulltext.queryNodes('decision_terms', '+' + token_query + ' +(' + in_fence + ')') YIELD node AS c
-    WHERE c.project_id IN fence_projects AND c.tombstoned_at IS NULL AND c.superseded = false AND (c.valid_to IS NULL OR c.valid_to > $now)
+    WHERE c.project_id IN fence_projects AND c.counted = 'decisions' AND (c.valid_to IS NULL OR c.valid_to > $now)
     WITH c, [t IN $tokens WHERE t IN c.tokens] AS hit
     RETURN c, toFloat(size([ts IN $term_sets WHERE all(t IN ts WHERE t IN hit)]) * $whole_weight + size(hit)) AS score
   }
@@ -201,13 +201,13 @@ CALL (fence_projects, fence_clauses) {
 }
 CALL (fence_projects, fence_clauses) {
   // A fence: the floor and the cut per project of the fence (see the header), from the
-  // FailurePattern(project_id, updated_at) index and the full-text query naming the fence's projects.
+  // Capsule(counted, project_id, updated_at) index (counted = 'traps') and the full-text query naming the fence's projects.
   CALL (fence_projects) {
     UNWIND fence_projects AS p
     CALL (p) {
-      MATCH (c:FailurePattern) USING INDEX SEEK c:FailurePattern(project_id, updated_at)
-      WHERE c.project_id = p AND c.updated_at < $now AND c.tombstoned_at IS NULL
-      WITH c ORDER BY c.project_id DESC, c.updated_at DESC LIMIT $top_section
+      MATCH (c:Capsule) USING INDEX SEEK c:Capsule(counted, project_id, updated_at)
+      WHERE c.project_id = p AND c.updated_at < $now AND c.counted = 'traps'
+      WITH c ORDER BY c.counted DESC, c.project_id DESC, c.updated_at DESC LIMIT $top_section
       RETURN datetime.truncate('microsecond', c.updated_at) AS freshest
     }
     WITH freshest ORDER BY freshest DESC LIMIT $top_section
@@ -217,7 +217,7 @@ CALL (fence_projects, fence_clauses) {
     UNWIND CASE WHEN $rank_query IS NULL THEN [] ELSE fence_clauses END AS in_fence
     CALL (fence_projects, in_fence) {
       CALL db.index.fulltext.queryNodes('failure_pattern_terms', '+(' + $rank_query + ') +(' + in_fence + ')^0') YIELD node AS c, score
-      WHERE c.project_id IN fence_projects AND c.tombstoned_at IS NULL
+      WHERE c.project_id IN fence_projects AND c.counted = 'traps'
       WITH score LIMIT $top_section
       RETURN score
     }
@@ -226,19 +226,19 @@ CALL (fence_projects, fence_clauses) {
   }
   CALL (fence_projects, fence_clauses, floor, cut) {
     UNWIND fence_projects AS p
-    MATCH (c:FailurePattern) USING INDEX SEEK c:FailurePattern(project_id, updated_at)
-    WHERE c.project_id = p AND c.updated_at >= coalesce(floor, $now) AND c.tombstoned_at IS NULL
+    MATCH (c:Capsule) USING INDEX SEEK c:Capsule(counted, project_id, updated_at)
+    WHERE c.project_id = p AND c.updated_at >= coalesce(floor, $now) AND c.counted = 'traps'
     RETURN c, 0.0 AS score
     UNION
     UNWIND CASE WHEN $rank_query IS NULL OR cut IS NULL THEN [] ELSE fence_clauses END AS in_fence
     CALL db.index.fulltext.queryNodes('failure_pattern_terms', '+(' + $rank_query + ') +(' + in_fence + ')^0' + coalesce(' +(' + [q IN $at_least WHERE q[0] = cut | q[1]][0] + ')^0', '')) YIELD node AS c, score
-    WHERE score >= cut AND c.project_id IN fence_projects AND c.tombstoned_at IS NULL
+    WHERE score >= cut AND c.project_id IN fence_projects AND c.counted = 'traps'
     RETURN c, score
     UNION
     UNWIND CASE WHEN $rank_query IS NULL AND size($tokens) > 0 THEN fence_clauses ELSE [] END AS in_fence
     UNWIND $token_queries AS token_query
     CALL db.index.fulltext.queryNodes('failure_pattern_terms', '+' + token_query + ' +(' + in_fence + ')') YIELD node AS c
-    WHERE c.project_id IN fence_projects AND c.tombstoned_at IS NULL
+    WHERE c.project_id IN fence_projects AND c.counted = 'traps'
     WITH c, [t IN $tokens WHERE t IN c.tokens] AS hit
     RETURN c, toFloat(size([ts IN $term_sets WHERE all(t IN ts WHERE t IN hit)]) * $whole_weight + size(hit)) AS score
   }
@@ -253,13 +253,13 @@ CALL (fence_projects, fence_clauses) {
 }
 CALL (fence_projects, fence_clauses) {
   // A fence: the floor and the cut per project of the fence (see the header), from the
-  // Capsule(ready, project_id, updated_at) index and the full-text query naming the fence's projects.
+  // Capsule(counted, project_id, updated_at) index (counted = 'ready') and the full-text query naming the fence's projects.
   CALL (fence_projects) {
     UNWIND fence_projects AS p
     CALL (p) {
-      MATCH (c:Capsule) USING INDEX SEEK c:Capsule(ready, project_id, updated_at)
-      WHERE c.ready = true AND c.project_id = p AND c.updated_at < $now AND (c.valid_to IS NULL OR c.valid_to > $now)
-      WITH c ORDER BY c.ready DESC, c.project_id DESC, c.updated_at DESC LIMIT $top_ready
+      MATCH (c:Capsule) USING INDEX SEEK c:Capsule(counted, project_id, updated_at)
+      WHERE c.counted = 'ready' AND c.project_id = p AND c.updated_at < $now AND (c.valid_to IS NULL OR c.valid_to > $now)
+      WITH c ORDER BY c.counted DESC, c.project_id DESC, c.updated_at DESC LIMIT $top_ready
       RETURN datetime.truncate('microsecond', c.updated_at) AS freshest
     }
     WITH freshest ORDER BY freshest DESC LIMIT $top_ready
@@ -269,7 +269,7 @@ CALL (fence_projects, fence_clauses) {
     UNWIND CASE WHEN $rank_query IS NULL THEN [] ELSE fence_clauses END AS in_fence
     CALL (fence_projects, in_fence) {
       CALL db.index.fulltext.queryNodes('task_terms', '+(' + $rank_query + ') +(' + in_fence + ')^0') YIELD node AS c, score
-      WHERE c.project_id IN fence_projects AND c.ready = true AND (c.valid_to IS NULL OR c.valid_to > $now)
+      WHERE c.project_id IN fence_projects AND c.counted = 'ready' AND (c.valid_to IS NULL OR c.valid_to > $now)
       WITH score LIMIT $top_ready
       RETURN score
     }
@@ -278,19 +278,19 @@ CALL (fence_projects, fence_clauses) {
   }
   CALL (fence_projects, fence_clauses, floor, cut) {
     UNWIND fence_projects AS p
-    MATCH (c:Capsule) USING INDEX SEEK c:Capsule(ready, project_id, updated_at)
-    WHERE c.ready = true AND c.project_id = p AND c.updated_at >= coalesce(floor, $now) AND (c.valid_to IS NULL OR c.valid_to > $now)
+    MATCH (c:Capsule) USING INDEX SEEK c:Capsule(counted, project_id, updated_at)
+    WHERE c.counted = 'ready' AND c.project_id = p AND c.updated_at >= coalesce(floor, $now) AND (c.valid_to IS NULL OR c.valid_to > $now)
     RETURN c, 0.0 AS score
     UNION
     UNWIND CASE WHEN $rank_query IS NULL OR cut IS NULL THEN [] ELSE fence_clauses END AS in_fence
     CALL db.index.fulltext.queryNodes('task_terms', '+(' + $rank_query + ') +(' + in_fence + ')^0' + coalesce(' +(' + [q IN $at_least WHERE q[0] = cut | q[1]][0] + ')^0', '')) YIELD node AS c, score
-    WHERE score >= cut AND c.project_id IN fence_projects AND c.ready = true AND (c.valid_to IS NULL OR c.valid_to > $now)
+    WHERE score >= cut AND c.project_id IN fence_projects AND c.counted = 'ready' AND (c.valid_to IS NULL OR c.valid_to > $now)
     RETURN c, score
     UNION
     UNWIND CASE WHEN $rank_query IS NULL AND size($tokens) > 0 THEN fence_clauses ELSE [] END AS in_fence
     UNWIND $token_queries AS token_query
     CALL db.index.fulltext.queryNodes('task_terms', '+' + token_query + ' +(' + in_fence + ')') YIELD node AS c
-    WHERE c.project_id IN fence_projects AND c.ready = true AND (c.valid_to IS NULL OR c.valid_to > $now)
+    WHERE c.project_id IN fence_projects AND c.counted = 'ready' AND (c.valid_to IS NULL OR c.valid_to > $now)
     WITH c, [t IN $tokens WHERE t IN c.tokens] AS hit
     RETURN c, toFloat(size([ts IN $term_sets WHERE all(t IN ts WHERE t IN hit)]) * $whole_weight + size(hit)) AS score
   }

@@ -1,7 +1,7 @@
 // memory_bootstrap read side (SPEC §2-§4), schema v3, the whole store: everything one pack needs, in ONE statement,
 // one row, one round trip. It reads the state the writes maintain (graphsvc.store.maintain) instead
 // of recomputing it, so a pack costs what it shows, not what its fence holds:
-//   * ready tasks are sought through the maintained `ready` (indexed): a blocked task is never visited;
+//   * ready tasks are sought through the maintained `counted` = 'ready' (indexed): a blocked task is never visited;
 //   * "no cycle" is proven by looking up the fence's live BLOCKS edges marked `closes_loop` (the
 //     writes keep a topological order in which every cycle has one); only a fence holding one
 //     sends its live edges for graphsvc.core.cycles to name the canonical cycle;
@@ -16,7 +16,7 @@
 //     expired by $now (sought per project through the (counted, project_id, valid_to) index).
 //   * a ranked section never sorts its fence. Without terms, the top k are the k freshest live
 //     rows: the "floor" is the truncated updated_at of the k-th freshest live row before $now, read
-//     in order from the kind's updated_at index, and the rows from
+//     in order from the (counted, updated_at) index, and the rows from
 //     the floor on (all rows updated at/after $now rank as $now, so they are in) hold that top k
 //     with its boundary ties whole.
 //     With terms, rows holding a term token rank above those. $rank_query is a Lucene query over
@@ -76,33 +76,33 @@ CALL (fence_projects) {
          sum(CASE c.counted WHEN 'ready' THEN 1 ELSE 0 END) AS ready_expired
 }
 CALL () {
-  // No fence: the floor from the Constraint(updated_at) index and the cut from the full-text index (see the header).
+  // No fence: the floor from the Capsule(counted, updated_at) index (counted = 'constraints') and the cut from the full-text index (see the header).
   CALL () {
-    MATCH (c:Constraint) USING INDEX SEEK c:Constraint(updated_at)
-    WHERE c.updated_at < $now AND c.tier = 'active' AND c.tombstoned_at IS NULL AND c.superseded = false AND (c.valid_to IS NULL OR c.valid_to > $now)
-    WITH c ORDER BY c.updated_at DESC LIMIT $top_constraints
+    MATCH (c:Capsule) USING INDEX SEEK c:Capsule(counted, updated_at)
+    WHERE c.updated_at < $now AND c.counted = 'constraints' AND (c.valid_to IS NULL OR c.valid_to > $now)
+    WITH c ORDER BY c.counted DESC, c.updated_at DESC LIMIT $top_constraints
     RETURN min(datetime.truncate('microsecond', c.updated_at)) AS floor
   }
   CALL () {
     UNWIND CASE WHEN $rank_query IS NULL THEN [] ELSE [$rank_query] END AS rank_query
     CALL db.index.fulltext.queryNodes('constraint_terms', rank_query) YIELD node AS c, score
-    WHERE c.tier = 'active' AND c.tombstoned_at IS NULL AND c.superseded = false AND (c.valid_to IS NULL OR c.valid_to > $now)
+    WHERE c.counted = 'constraints' AND (c.valid_to IS NULL OR c.valid_to > $now)
     WITH score LIMIT $top_constraints
     RETURN min(score) AS cut
   }
   CALL (floor, cut) {
-    MATCH (c:Constraint) USING INDEX SEEK c:Constraint(updated_at)
-    WHERE c.updated_at >= coalesce(floor, $now) AND c.tier = 'active' AND c.tombstoned_at IS NULL AND c.superseded = false AND (c.valid_to IS NULL OR c.valid_to > $now)
+    MATCH (c:Capsule) USING INDEX SEEK c:Capsule(counted, updated_at)
+    WHERE c.updated_at >= coalesce(floor, $now) AND c.counted = 'constraints' AND (c.valid_to IS NULL OR c.valid_to > $now)
     RETURN c, 0.0 AS score
     UNION
     UNWIND CASE WHEN $rank_query IS NULL OR cut IS NULL THEN [] ELSE ['+(' + $rank_query + ')' + coalesce(' +(' + [q IN $at_least WHERE q[0] = cut | q[1]][0] + ')^0', '')] END AS at_cut
     CALL db.index.fulltext.queryNodes('constraint_terms', at_cut) YIELD node AS c, score
-    WHERE score >= cut AND c.tier = 'active' AND c.tombstoned_at IS NULL AND c.superseded = false AND (c.valid_to IS NULL OR c.valid_to > $now)
+    WHERE score >= cut AND c.counted = 'constraints' AND (c.valid_to IS NULL OR c.valid_to > $now)
     RETURN c, score
     UNION
     UNWIND CASE WHEN $rank_query IS NULL AND size($tokens) > 0 THEN $token_queries ELSE [] END AS token_query
     CALL db.index.fulltext.queryNodes('constraint_terms', token_query) YIELD node AS c
-    WHERE c.tier = 'active' AND c.tombstoned_at IS NULL AND c.superseded = false AND (c.valid_to IS NULL OR c.valid_to > $now)
+    WHERE c.counted = 'constraints' AND (c.valid_to IS NULL OR c.valid_to > $now)
     WITH c, [t IN $tokens WHERE t IN c.tokens] AS hit
     RETURN c, toFloat(size([ts IN $term_sets WHERE all(t IN ts WHERE t IN hit)]) * $whole_weight + size(hit)) AS score
   }
@@ -126,33 +126,33 @@ CALL () {
                     score: toInteger(score)}) AS unfenced_constraints
 }
 CALL () {
-  // No fence: the floor from the Decision(updated_at) index and the cut from the full-text index (see the header).
+  // No fence: the floor from the Capsule(counted, updated_at) index (counted = 'decisions') and the cut from the full-text index (see the header).
   CALL () {
-    MATCH (c:Decision) USING INDEX SEEK c:Decision(updated_at)
-    WHERE c.updated_at < $now AND c.tombstoned_at IS NULL AND c.superseded = false AND (c.valid_to IS NULL OR c.valid_to > $now)
-    WITH c ORDER BY c.updated_at DESC LIMIT $top_section
+    MATCH (c:Capsule) USING INDEX SEEK c:Capsule(counted, updated_at)
+    WHERE c.updated_at < $now AND c.counted = 'decisions' AND (c.valid_to IS NULL OR c.valid_to > $now)
+    WITH c ORDER BY c.counted DESC, c.updated_at DESC LIMIT $top_section
     RETURN min(datetime.truncate('microsecond', c.updated_at)) AS floor
   }
   CALL () {
     UNWIND CASE WHEN $rank_query IS NULL THEN [] ELSE [$rank_query] END AS rank_query
     CALL db.index.fulltext.queryNodes('decision_terms', rank_query) YIELD node AS c, score
-    WHERE c.tombstoned_at IS NULL AND c.superseded = false AND (c.valid_to IS NULL OR c.valid_to > $now)
+    WHERE c.counted = 'decisions' AND (c.valid_to IS NULL OR c.valid_to > $now)
     WITH score LIMIT $top_section
     RETURN min(score) AS cut
   }
   CALL (floor, cut) {
-    MATCH (c:Decision) USING INDEX SEEK c:Decision(updated_at)
-    WHERE c.updated_at >= coalesce(floor, $now) AND c.tombstoned_at IS NULL AND c.superseded = false AND (c.valid_to IS NULL OR c.valid_to > $now)
+    MATCH (c:Capsule) USING INDEX SEEK c:Capsule(counted, updated_at)
+    WHERE c.updated_at >= coalesce(floor, $now) AND c.counted = 'decisions' AND (c.valid_to IS NULL OR c.valid_to > $now)
     RETURN c, 0.0 AS score
     UNION
     UNWIND CASE WHEN $rank_query IS NULL OR cut IS NULL THEN [] ELSE ['+(' + $rank_query + ')' + coalesce(' +(' + [q IN $at_least WHERE q[0] = cut | q[1]][0] + ')^0', '')] END AS at_cut
     CALL db.index.fulltext.queryNodes('decision_terms', at_cut) YIELD node AS c, score
-    WHERE score >= cut AND c.tombstoned_at IS NULL AND c.superseded = false AND (c.valid_to IS NULL OR c.valid_to > $now)
+    WHERE score >= cut AND c.counted = 'decisions' AND (c.valid_to IS NULL OR c.valid_to > $now)
     RETURN c, score
     UNION
     UNWIND CASE WHEN $rank_query IS NULL AND size($tokens) > 0 THEN $token_queries ELSE [] END AS token_query
     CALL db.index.fulltext.queryNodes('decision_terms', token_query) YIELD node AS c
-    WHERE c.tombstoned_at IS NULL AND c.superseded = false AND (c.valid_to IS NULL OR c.valid_to > $now)
+    WHERE c.counted = 'decisions' AND (c.valid_to IS NULL OR c.valid_to > $now)
     WITH c, [t IN $tokens WHERE t IN c.tokens] AS hit
     RETURN c, toFloat(size([ts IN $term_sets WHERE all(t IN ts WHERE t IN hit)]) * $whole_weight + size(hit)) AS score
   }
@@ -166,33 +166,33 @@ CALL () {
                     score: toInteger(score)}) AS unfenced_decisions
 }
 CALL () {
-  // No fence: the floor from the FailurePattern(updated_at) index and the cut from the full-text index (see the header).
+  // No fence: the floor from the Capsule(counted, updated_at) index (counted = 'traps') and the cut from the full-text index (see the header).
   CALL () {
-    MATCH (c:FailurePattern) USING INDEX SEEK c:FailurePattern(updated_at)
-    WHERE c.updated_at < $now AND c.tombstoned_at IS NULL
-    WITH c ORDER BY c.updated_at DESC LIMIT $top_section
+    MATCH (c:Capsule) USING INDEX SEEK c:Capsule(counted, updated_at)
+    WHERE c.updated_at < $now AND c.counted = 'traps'
+    WITH c ORDER BY c.counted DESC, c.updated_at DESC LIMIT $top_section
     RETURN min(datetime.truncate('microsecond', c.updated_at)) AS floor
   }
   CALL () {
     UNWIND CASE WHEN $rank_query IS NULL THEN [] ELSE [$rank_query] END AS rank_query
     CALL db.index.fulltext.queryNodes('failure_pattern_terms', rank_query) YIELD node AS c, score
-    WHERE c.tombstoned_at IS NULL
+    WHERE c.counted = 'traps'
     WITH score LIMIT $top_section
     RETURN min(score) AS cut
   }
   CALL (floor, cut) {
-    MATCH (c:FailurePattern) USING INDEX SEEK c:FailurePattern(updated_at)
-    WHERE c.updated_at >= coalesce(floor, $now) AND c.tombstoned_at IS NULL
+    MATCH (c:Capsule) USING INDEX SEEK c:Capsule(counted, updated_at)
+    WHERE c.updated_at >= coalesce(floor, $now) AND c.counted = 'traps'
     RETURN c, 0.0 AS score
     UNION
     UNWIND CASE WHEN $rank_query IS NULL OR cut IS NULL THEN [] ELSE ['+(' + $rank_query + ')' + coalesce(' +(' + [q IN $at_least WHERE q[0] = cut | q[1]][0] + ')^0', '')] END AS at_cut
     CALL db.index.fulltext.queryNodes('failure_pattern_terms', at_cut) YIELD node AS c, score
-    WHERE score >= cut AND c.tombstoned_at IS NULL
+    WHERE score >= cut AND c.counted = 'traps'
     RETURN c, score
     UNION
     UNWIND CASE WHEN $rank_query IS NULL AND size($tokens) > 0 THEN $token_queries ELSE [] END AS token_query
     CALL db.index.fulltext.queryNodes('failure_pattern_terms', token_query) YIELD node AS c
-    WHERE c.tombstoned_at IS NULL
+    WHERE c.counted = 'traps'
     WITH c, [t IN $tokens WHERE t IN c.tokens] AS hit
     RETURN c, toFloat(size([ts IN $term_sets WHERE all(t IN ts WHERE t IN hit)]) * $whole_weight + size(hit)) AS score
   }
@@ -206,33 +206,33 @@ CALL () {
                     score: toInteger(score)}) AS unfenced_traps
 }
 CALL () {
-  // No fence: the floor from the Capsule(ready, updated_at) index and the cut from the full-text index (see the header).
+  // No fence: the floor from the Capsule(counted, updated_at) index (counted = 'ready') and the cut from the full-text index (see the header).
   CALL () {
-    MATCH (c:Capsule) USING INDEX SEEK c:Capsule(ready, updated_at)
-    WHERE c.ready = true AND c.updated_at < $now AND (c.valid_to IS NULL OR c.valid_to > $now)
-    WITH c ORDER BY c.ready DESC, c.updated_at DESC LIMIT $top_ready
+    MATCH (c:Capsule) USING INDEX SEEK c:Capsule(counted, updated_at)
+    WHERE c.counted = 'ready' AND c.updated_at < $now AND (c.valid_to IS NULL OR c.valid_to > $now)
+    WITH c ORDER BY c.counted DESC, c.updated_at DESC LIMIT $top_ready
     RETURN min(datetime.truncate('microsecond', c.updated_at)) AS floor
   }
   CALL () {
     UNWIND CASE WHEN $rank_query IS NULL THEN [] ELSE [$rank_query] END AS rank_query
     CALL db.index.fulltext.queryNodes('task_terms', rank_query) YIELD node AS c, score
-    WHERE c.ready = true AND (c.valid_to IS NULL OR c.valid_to > $now)
+    WHERE c.counted = 'ready' AND (c.valid_to IS NULL OR c.valid_to > $now)
     WITH score LIMIT $top_ready
     RETURN min(score) AS cut
   }
   CALL (floor, cut) {
-    MATCH (c:Capsule) USING INDEX SEEK c:Capsule(ready, updated_at)
-    WHERE c.ready = true AND c.updated_at >= coalesce(floor, $now) AND (c.valid_to IS NULL OR c.valid_to > $now)
+    MATCH (c:Capsule) USING INDEX SEEK c:Capsule(counted, updated_at)
+    WHERE c.counted = 'ready' AND c.updated_at >= coalesce(floor, $now) AND (c.valid_to IS NULL OR c.valid_to > $now)
     RETURN c, 0.0 AS score
     UNION
     UNWIND CASE WHEN $rank_query IS NULL OR cut IS NULL THEN [] ELSE ['+(' + $rank_query + ')' + coalesce(' +(' + [q IN $at_least WHERE q[0] = cut | q[1]][0] + ')^0', '')] END AS at_cut
     CALL db.index.fulltext.queryNodes('task_terms', at_cut) YIELD node AS c, score
-    WHERE score >= cut AND c.ready = true AND (c.valid_to IS NULL OR c.valid_to > $now)
+    WHERE score >= cut AND c.counted = 'ready' AND (c.valid_to IS NULL OR c.valid_to > $now)
     RETURN c, score
     UNION
     UNWIND CASE WHEN $rank_query IS NULL AND size($tokens) > 0 THEN $token_queries ELSE [] END AS token_query
     CALL db.index.fulltext.queryNodes('task_terms', token_query) YIELD node AS c
-    WHERE c.ready = true AND (c.valid_to IS NULL OR c.valid_to > $now)
+    WHERE c.counted = 'ready' AND (c.valid_to IS NULL OR c.valid_to > $now)
     WITH c, [t IN $tokens WHERE t IN c.tokens] AS hit
     RETURN c, toFloat(size([ts IN $term_sets WHERE all(t IN ts WHERE t IN hit)]) * $whole_weight + size(hit)) AS score
   }

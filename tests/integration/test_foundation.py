@@ -25,15 +25,20 @@ def test_schema_is_idempotent(db):
 
 
 def test_schema_replaces_the_indexes_an_older_store_has(db):
-    # Before the fenced packs read (project_id, updated_at) and the full-text indexes held project_id.
+    # Before the fenced packs read (project_id, updated_at) and the full-text indexes held project_id;
+    # then before the ranked sections read the maintained `counted` instead of one index per kind.
     for statement in ("CREATE INDEX decision_project IF NOT EXISTS FOR (c:Decision) ON (c.project_id)",
                       "CREATE FULLTEXT INDEX decision_tokens IF NOT EXISTS FOR (c:Decision) ON EACH [c.tokens] "
-                      "OPTIONS {indexConfig: {`fulltext.analyzer`: 'whitespace'}}"):
+                      "OPTIONS {indexConfig: {`fulltext.analyzer`: 'whitespace'}}",
+                      "CREATE INDEX decision_project_updated_at IF NOT EXISTS FOR (c:Decision) ON (c.project_id, c.updated_at)",
+                      "CREATE INDEX capsule_ready_updated_at IF NOT EXISTS FOR (c:Capsule) ON (c.ready, c.updated_at)"):
         db._driver.execute_query(statement)
     db.apply_schema()
     indexes = {r["name"]: r["state"] for r in db._driver.execute_query("SHOW INDEXES YIELD name, state").records}
-    assert "decision_project" not in indexes and "decision_tokens" not in indexes
-    assert indexes["decision_project_updated_at"] == indexes["decision_terms"] == "ONLINE"
+    replaced = {"decision_project", "decision_tokens", "decision_project_updated_at", "capsule_ready_updated_at"}
+    assert not replaced & set(indexes)
+    assert indexes["capsule_counted_project_updated_at"] == indexes["capsule_counted_updated_at"] == "ONLINE"
+    assert indexes["decision_terms"] == "ONLINE"
 
 
 def test_nodes_written_over_bolt_are_read_back(db):
