@@ -26,7 +26,9 @@
 //     ids. Lucene returns rows best first, so the k-th best score among live rows (the "cut") costs
 //     k rows, and only the rows scoring at or above it are read (ties at the cut whole): the cut's
 //     entry of $at_least, a query matching exactly those rows, is added as a zero-weight clause
-//     (without it Lucene would hand over every row holding a token, to be dropped here). When exact
+//     (without it Lucene would hand over every row holding a token, to be dropped here). When the
+//     cut found k live rows (`full`), the top k all score at least the cut, above every row holding
+//     no token, so the section skips its decay order altogether. When exact
 //     scores cannot be had ($rank_query null: very many terms, a token past Lucene's 255-char
 //     limit), every row holding a token comes from $token_queries and its coverage is computed from
 //     its stored tokens. The union is ranked with the full key.
@@ -88,17 +90,6 @@ CALL (fence_projects) {
 CALL (fence_projects, fence_clauses) {
   // A fence: the floor and the cut per project of the fence (see the header), from the
   // Capsule(counted, project_id, updated_at) index (counted = 'constraints') and the full-text query naming the fence's projects.
-  CALL (fence_projects) {
-    UNWIND fence_projects AS p
-    CALL (p) {
-      MATCH (c:Capsule) USING INDEX SEEK c:Capsule(counted, project_id, updated_at)
-      WHERE c.project_id = p AND c.updated_at < $now AND c.counted = 'constraints' AND (c.valid_to IS NULL OR c.valid_to > $now)
-      WITH c ORDER BY c.counted DESC, c.project_id DESC, c.updated_at DESC LIMIT $top_constraints
-      RETURN datetime.truncate('microsecond', c.updated_at) AS freshest
-    }
-    WITH freshest ORDER BY freshest DESC LIMIT $top_constraints
-    RETURN min(freshest) AS floor
-  }
   CALL (fence_projects, fence_clauses) {
     UNWIND CASE WHEN $rank_query IS NULL THEN [] ELSE fence_clauses END AS in_fence
     CALL (fence_projects, in_fence) {
@@ -108,10 +99,21 @@ CALL (fence_projects, fence_clauses) {
       RETURN score
     }
     WITH score ORDER BY score DESC LIMIT $top_constraints
-    RETURN min(score) AS cut
+    RETURN min(score) AS cut, count(score) = $top_constraints AS full
   }
-  CALL (fence_projects, fence_clauses, floor, cut) {
-    UNWIND fence_projects AS p
+  CALL (fence_projects, full) {
+    UNWIND CASE WHEN full THEN [] ELSE fence_projects END AS p
+    CALL (p) {
+      MATCH (c:Capsule) USING INDEX SEEK c:Capsule(counted, project_id, updated_at)
+      WHERE c.project_id = p AND c.updated_at < $now AND c.counted = 'constraints' AND (c.valid_to IS NULL OR c.valid_to > $now)
+      WITH c ORDER BY c.counted DESC, c.project_id DESC, c.updated_at DESC LIMIT $top_constraints
+      RETURN datetime.truncate('microsecond', c.updated_at) AS freshest
+    }
+    WITH freshest ORDER BY freshest DESC LIMIT $top_constraints
+    RETURN min(freshest) AS floor
+  }
+  CALL (fence_projects, fence_clauses, floor, cut, full) {
+    UNWIND CASE WHEN full THEN [] ELSE fence_projects END AS p
     MATCH (c:Capsule) USING INDEX SEEK c:Capsule(counted, project_id, updated_at)
     WHERE c.project_id = p AND c.updated_at >= coalesce(floor, $now) AND c.counted = 'constraints' AND (c.valid_to IS NULL OR c.valid_to > $now)
     RETURN c, 0.0 AS score
@@ -150,17 +152,6 @@ CALL (fence_projects, fence_clauses) {
 CALL (fence_projects, fence_clauses) {
   // A fence: the floor and the cut per project of the fence (see the header), from the
   // Capsule(counted, project_id, updated_at) index (counted = 'decisions') and the full-text query naming the fence's projects.
-  CALL (fence_projects) {
-    UNWIND fence_projects AS p
-    CALL (p) {
-      MATCH (c:Capsule) USING INDEX SEEK c:Capsule(counted, project_id, updated_at)
-      WHERE c.project_id = p AND c.updated_at < $now AND c.counted = 'decisions' AND (c.valid_to IS NULL OR c.valid_to > $now)
-      WITH c ORDER BY c.counted DESC, c.project_id DESC, c.updated_at DESC LIMIT $top_section
-      RETURN datetime.truncate('microsecond', c.updated_at) AS freshest
-    }
-    WITH freshest ORDER BY freshest DESC LIMIT $top_section
-    RETURN min(freshest) AS floor
-  }
   CALL (fence_projects, fence_clauses) {
     UNWIND CASE WHEN $rank_query IS NULL THEN [] ELSE fence_clauses END AS in_fence
     CALL (fence_projects, in_fence) {
@@ -170,10 +161,21 @@ CALL (fence_projects, fence_clauses) {
       RETURN score
     }
     WITH score ORDER BY score DESC LIMIT $top_section
-    RETURN min(score) AS cut
+    RETURN min(score) AS cut, count(score) = $top_section AS full
   }
-  CALL (fence_projects, fence_clauses, floor, cut) {
-    UNWIND fence_projects AS p
+  CALL (fence_projects, full) {
+    UNWIND CASE WHEN full THEN [] ELSE fence_projects END AS p
+    CALL (p) {
+      MATCH (c:Capsule) USING INDEX SEEK c:Capsule(counted, project_id, updated_at)
+      WHERE c.project_id = p AND c.updated_at < $now AND c.counted = 'decisions' AND (c.valid_to IS NULL OR c.valid_to > $now)
+      WITH c ORDER BY c.counted DESC, c.project_id DESC, c.updated_at DESC LIMIT $top_section
+      RETURN datetime.truncate('microsecond', c.updated_at) AS freshest
+    }
+    WITH freshest ORDER BY freshest DESC LIMIT $top_section
+    RETURN min(freshest) AS floor
+  }
+  CALL (fence_projects, fence_clauses, floor, cut, full) {
+    UNWIND CASE WHEN full THEN [] ELSE fence_projects END AS p
     MATCH (c:Capsule) USING INDEX SEEK c:Capsule(counted, project_id, updated_at)
     WHERE c.project_id = p AND c.updated_at >= coalesce(floor, $now) AND c.counted = 'decisions' AND (c.valid_to IS NULL OR c.valid_to > $now)
     RETURN c, 0.0 AS score
@@ -202,17 +204,6 @@ CALL (fence_projects, fence_clauses) {
 CALL (fence_projects, fence_clauses) {
   // A fence: the floor and the cut per project of the fence (see the header), from the
   // Capsule(counted, project_id, updated_at) index (counted = 'traps') and the full-text query naming the fence's projects.
-  CALL (fence_projects) {
-    UNWIND fence_projects AS p
-    CALL (p) {
-      MATCH (c:Capsule) USING INDEX SEEK c:Capsule(counted, project_id, updated_at)
-      WHERE c.project_id = p AND c.updated_at < $now AND c.counted = 'traps'
-      WITH c ORDER BY c.counted DESC, c.project_id DESC, c.updated_at DESC LIMIT $top_section
-      RETURN datetime.truncate('microsecond', c.updated_at) AS freshest
-    }
-    WITH freshest ORDER BY freshest DESC LIMIT $top_section
-    RETURN min(freshest) AS floor
-  }
   CALL (fence_projects, fence_clauses) {
     UNWIND CASE WHEN $rank_query IS NULL THEN [] ELSE fence_clauses END AS in_fence
     CALL (fence_projects, in_fence) {
@@ -222,10 +213,21 @@ CALL (fence_projects, fence_clauses) {
       RETURN score
     }
     WITH score ORDER BY score DESC LIMIT $top_section
-    RETURN min(score) AS cut
+    RETURN min(score) AS cut, count(score) = $top_section AS full
   }
-  CALL (fence_projects, fence_clauses, floor, cut) {
-    UNWIND fence_projects AS p
+  CALL (fence_projects, full) {
+    UNWIND CASE WHEN full THEN [] ELSE fence_projects END AS p
+    CALL (p) {
+      MATCH (c:Capsule) USING INDEX SEEK c:Capsule(counted, project_id, updated_at)
+      WHERE c.project_id = p AND c.updated_at < $now AND c.counted = 'traps'
+      WITH c ORDER BY c.counted DESC, c.project_id DESC, c.updated_at DESC LIMIT $top_section
+      RETURN datetime.truncate('microsecond', c.updated_at) AS freshest
+    }
+    WITH freshest ORDER BY freshest DESC LIMIT $top_section
+    RETURN min(freshest) AS floor
+  }
+  CALL (fence_projects, fence_clauses, floor, cut, full) {
+    UNWIND CASE WHEN full THEN [] ELSE fence_projects END AS p
     MATCH (c:Capsule) USING INDEX SEEK c:Capsule(counted, project_id, updated_at)
     WHERE c.project_id = p AND c.updated_at >= coalesce(floor, $now) AND c.counted = 'traps'
     RETURN c, 0.0 AS score
@@ -254,17 +256,6 @@ CALL (fence_projects, fence_clauses) {
 CALL (fence_projects, fence_clauses) {
   // A fence: the floor and the cut per project of the fence (see the header), from the
   // Capsule(counted, project_id, updated_at) index (counted = 'ready') and the full-text query naming the fence's projects.
-  CALL (fence_projects) {
-    UNWIND fence_projects AS p
-    CALL (p) {
-      MATCH (c:Capsule) USING INDEX SEEK c:Capsule(counted, project_id, updated_at)
-      WHERE c.counted = 'ready' AND c.project_id = p AND c.updated_at < $now AND (c.valid_to IS NULL OR c.valid_to > $now)
-      WITH c ORDER BY c.counted DESC, c.project_id DESC, c.updated_at DESC LIMIT $top_ready
-      RETURN datetime.truncate('microsecond', c.updated_at) AS freshest
-    }
-    WITH freshest ORDER BY freshest DESC LIMIT $top_ready
-    RETURN min(freshest) AS floor
-  }
   CALL (fence_projects, fence_clauses) {
     UNWIND CASE WHEN $rank_query IS NULL THEN [] ELSE fence_clauses END AS in_fence
     CALL (fence_projects, in_fence) {
@@ -274,10 +265,21 @@ CALL (fence_projects, fence_clauses) {
       RETURN score
     }
     WITH score ORDER BY score DESC LIMIT $top_ready
-    RETURN min(score) AS cut
+    RETURN min(score) AS cut, count(score) = $top_ready AS full
   }
-  CALL (fence_projects, fence_clauses, floor, cut) {
-    UNWIND fence_projects AS p
+  CALL (fence_projects, full) {
+    UNWIND CASE WHEN full THEN [] ELSE fence_projects END AS p
+    CALL (p) {
+      MATCH (c:Capsule) USING INDEX SEEK c:Capsule(counted, project_id, updated_at)
+      WHERE c.counted = 'ready' AND c.project_id = p AND c.updated_at < $now AND (c.valid_to IS NULL OR c.valid_to > $now)
+      WITH c ORDER BY c.counted DESC, c.project_id DESC, c.updated_at DESC LIMIT $top_ready
+      RETURN datetime.truncate('microsecond', c.updated_at) AS freshest
+    }
+    WITH freshest ORDER BY freshest DESC LIMIT $top_ready
+    RETURN min(freshest) AS floor
+  }
+  CALL (fence_projects, fence_clauses, floor, cut, full) {
+    UNWIND CASE WHEN full THEN [] ELSE fence_projects END AS p
     MATCH (c:Capsule) USING INDEX SEEK c:Capsule(counted, project_id, updated_at)
     WHERE c.counted = 'ready' AND c.project_id = p AND c.updated_at >= coalesce(floor, $now) AND (c.valid_to IS NULL OR c.valid_to > $now)
     RETURN c, 0.0 AS score

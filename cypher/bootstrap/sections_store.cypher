@@ -24,7 +24,9 @@
 //     graphsvc.store.bootstrap.rank_query). Lucene returns rows best first, so the k-th best score among live rows (the "cut") costs
 //     k rows, and only the rows scoring at or above it are read (ties at the cut whole): the cut's
 //     entry of $at_least, a query matching exactly those rows, is added as a zero-weight clause
-//     (without it Lucene would hand over every row holding a token, to be dropped here). When exact
+//     (without it Lucene would hand over every row holding a token, to be dropped here). When the
+//     cut found k live rows (`full`), the top k all score at least the cut, above every row holding
+//     no token, so the section skips its decay order altogether. When exact
 //     scores cannot be had ($rank_query null: very many terms, a token past Lucene's 255-char
 //     limit), every row holding a token comes from $token_queries and its coverage is computed from
 //     its stored tokens. The union is ranked with the full key.
@@ -78,19 +80,24 @@ CALL (fence_projects) {
 CALL () {
   // No fence: the floor from the Capsule(counted, updated_at) index (counted = 'constraints') and the cut from the full-text index (see the header).
   CALL () {
-    MATCH (c:Capsule) USING INDEX SEEK c:Capsule(counted, updated_at)
-    WHERE c.updated_at < $now AND c.counted = 'constraints' AND (c.valid_to IS NULL OR c.valid_to > $now)
-    WITH c ORDER BY c.counted DESC, c.updated_at DESC LIMIT $top_constraints
-    RETURN min(datetime.truncate('microsecond', c.updated_at)) AS floor
-  }
-  CALL () {
     UNWIND CASE WHEN $rank_query IS NULL THEN [] ELSE [$rank_query] END AS rank_query
     CALL db.index.fulltext.queryNodes('constraint_terms', rank_query) YIELD node AS c, score
     WHERE c.counted = 'constraints' AND (c.valid_to IS NULL OR c.valid_to > $now)
     WITH score LIMIT $top_constraints
-    RETURN min(score) AS cut
+    RETURN min(score) AS cut, count(score) = $top_constraints AS full
   }
-  CALL (floor, cut) {
+  CALL (full) {
+    UNWIND CASE WHEN full THEN [] ELSE [true] END AS decay_needed
+    CALL () {
+      MATCH (c:Capsule) USING INDEX SEEK c:Capsule(counted, updated_at)
+      WHERE c.updated_at < $now AND c.counted = 'constraints' AND (c.valid_to IS NULL OR c.valid_to > $now)
+      WITH c ORDER BY c.counted DESC, c.updated_at DESC LIMIT $top_constraints
+      RETURN datetime.truncate('microsecond', c.updated_at) AS freshest
+    }
+    RETURN min(freshest) AS floor
+  }
+  CALL (floor, cut, full) {
+    UNWIND CASE WHEN full THEN [] ELSE [true] END AS decay_needed
     MATCH (c:Capsule) USING INDEX SEEK c:Capsule(counted, updated_at)
     WHERE c.updated_at >= coalesce(floor, $now) AND c.counted = 'constraints' AND (c.valid_to IS NULL OR c.valid_to > $now)
     RETURN c, 0.0 AS score
@@ -128,19 +135,24 @@ CALL () {
 CALL () {
   // No fence: the floor from the Capsule(counted, updated_at) index (counted = 'decisions') and the cut from the full-text index (see the header).
   CALL () {
-    MATCH (c:Capsule) USING INDEX SEEK c:Capsule(counted, updated_at)
-    WHERE c.updated_at < $now AND c.counted = 'decisions' AND (c.valid_to IS NULL OR c.valid_to > $now)
-    WITH c ORDER BY c.counted DESC, c.updated_at DESC LIMIT $top_section
-    RETURN min(datetime.truncate('microsecond', c.updated_at)) AS floor
-  }
-  CALL () {
     UNWIND CASE WHEN $rank_query IS NULL THEN [] ELSE [$rank_query] END AS rank_query
     CALL db.index.fulltext.queryNodes('decision_terms', rank_query) YIELD node AS c, score
     WHERE c.counted = 'decisions' AND (c.valid_to IS NULL OR c.valid_to > $now)
     WITH score LIMIT $top_section
-    RETURN min(score) AS cut
+    RETURN min(score) AS cut, count(score) = $top_section AS full
   }
-  CALL (floor, cut) {
+  CALL (full) {
+    UNWIND CASE WHEN full THEN [] ELSE [true] END AS decay_needed
+    CALL () {
+      MATCH (c:Capsule) USING INDEX SEEK c:Capsule(counted, updated_at)
+      WHERE c.updated_at < $now AND c.counted = 'decisions' AND (c.valid_to IS NULL OR c.valid_to > $now)
+      WITH c ORDER BY c.counted DESC, c.updated_at DESC LIMIT $top_section
+      RETURN datetime.truncate('microsecond', c.updated_at) AS freshest
+    }
+    RETURN min(freshest) AS floor
+  }
+  CALL (floor, cut, full) {
+    UNWIND CASE WHEN full THEN [] ELSE [true] END AS decay_needed
     MATCH (c:Capsule) USING INDEX SEEK c:Capsule(counted, updated_at)
     WHERE c.updated_at >= coalesce(floor, $now) AND c.counted = 'decisions' AND (c.valid_to IS NULL OR c.valid_to > $now)
     RETURN c, 0.0 AS score
@@ -168,19 +180,24 @@ CALL () {
 CALL () {
   // No fence: the floor from the Capsule(counted, updated_at) index (counted = 'traps') and the cut from the full-text index (see the header).
   CALL () {
-    MATCH (c:Capsule) USING INDEX SEEK c:Capsule(counted, updated_at)
-    WHERE c.updated_at < $now AND c.counted = 'traps'
-    WITH c ORDER BY c.counted DESC, c.updated_at DESC LIMIT $top_section
-    RETURN min(datetime.truncate('microsecond', c.updated_at)) AS floor
-  }
-  CALL () {
     UNWIND CASE WHEN $rank_query IS NULL THEN [] ELSE [$rank_query] END AS rank_query
     CALL db.index.fulltext.queryNodes('failure_pattern_terms', rank_query) YIELD node AS c, score
     WHERE c.counted = 'traps'
     WITH score LIMIT $top_section
-    RETURN min(score) AS cut
+    RETURN min(score) AS cut, count(score) = $top_section AS full
   }
-  CALL (floor, cut) {
+  CALL (full) {
+    UNWIND CASE WHEN full THEN [] ELSE [true] END AS decay_needed
+    CALL () {
+      MATCH (c:Capsule) USING INDEX SEEK c:Capsule(counted, updated_at)
+      WHERE c.updated_at < $now AND c.counted = 'traps'
+      WITH c ORDER BY c.counted DESC, c.updated_at DESC LIMIT $top_section
+      RETURN datetime.truncate('microsecond', c.updated_at) AS freshest
+    }
+    RETURN min(freshest) AS floor
+  }
+  CALL (floor, cut, full) {
+    UNWIND CASE WHEN full THEN [] ELSE [true] END AS decay_needed
     MATCH (c:Capsule) USING INDEX SEEK c:Capsule(counted, updated_at)
     WHERE c.updated_at >= coalesce(floor, $now) AND c.counted = 'traps'
     RETURN c, 0.0 AS score
@@ -208,19 +225,24 @@ CALL () {
 CALL () {
   // No fence: the floor from the Capsule(counted, updated_at) index (counted = 'ready') and the cut from the full-text index (see the header).
   CALL () {
-    MATCH (c:Capsule) USING INDEX SEEK c:Capsule(counted, updated_at)
-    WHERE c.counted = 'ready' AND c.updated_at < $now AND (c.valid_to IS NULL OR c.valid_to > $now)
-    WITH c ORDER BY c.counted DESC, c.updated_at DESC LIMIT $top_ready
-    RETURN min(datetime.truncate('microsecond', c.updated_at)) AS floor
-  }
-  CALL () {
     UNWIND CASE WHEN $rank_query IS NULL THEN [] ELSE [$rank_query] END AS rank_query
     CALL db.index.fulltext.queryNodes('task_terms', rank_query) YIELD node AS c, score
     WHERE c.counted = 'ready' AND (c.valid_to IS NULL OR c.valid_to > $now)
     WITH score LIMIT $top_ready
-    RETURN min(score) AS cut
+    RETURN min(score) AS cut, count(score) = $top_ready AS full
   }
-  CALL (floor, cut) {
+  CALL (full) {
+    UNWIND CASE WHEN full THEN [] ELSE [true] END AS decay_needed
+    CALL () {
+      MATCH (c:Capsule) USING INDEX SEEK c:Capsule(counted, updated_at)
+      WHERE c.counted = 'ready' AND c.updated_at < $now AND (c.valid_to IS NULL OR c.valid_to > $now)
+      WITH c ORDER BY c.counted DESC, c.updated_at DESC LIMIT $top_ready
+      RETURN datetime.truncate('microsecond', c.updated_at) AS freshest
+    }
+    RETURN min(freshest) AS floor
+  }
+  CALL (floor, cut, full) {
+    UNWIND CASE WHEN full THEN [] ELSE [true] END AS decay_needed
     MATCH (c:Capsule) USING INDEX SEEK c:Capsule(counted, updated_at)
     WHERE c.counted = 'ready' AND c.updated_at >= coalesce(floor, $now) AND (c.valid_to IS NULL OR c.valid_to > $now)
     RETURN c, 0.0 AS score
