@@ -3,7 +3,7 @@
     python -m bench.scale_ratio --small bolt://127.0.0.1:7688 --large bolt://127.0.0.1:7689 [--rounds 6]
 
 Both stores must already hold this bench's datasets (`python -m bench.bootstrap_latency --sizes N`
-loaded them; NEO4J_USER / NEO4J_PASSWORD apply to both). Nothing is written. One p50 of a few
+loaded them; NEO4J_USER / NEO4J_PASSWORD / NEO4J_DATABASE apply to both). Nothing is written. One p50 of a few
 milliseconds moves by ±20 % between runs on this shared machine, so a ratio of two separate runs
 says little: here each round times every scope on the small store, then on the large one, and the
 ratio is taken of the medians of the rounds' p50s, so both sides meet the same noise.
@@ -51,10 +51,13 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=60, help="per scope and round")
     args = parser.parse_args()
     user, password = os.environ.get("NEO4J_USER", "neo4j"), os.environ.get("NEO4J_PASSWORD", "")
+    database = os.environ.get("NEO4J_DATABASE", "neo4j")
     words = dataset.vocabulary(random.Random(dataset.SEED))
     terms = [words[17], words[911], words[1703]]
     bodies = {name: {**body, "terms": terms} if "terms" in body else body for name, body in SCENARIOS.items()}
-    stores = {side: Database(uri, user, password) for side, uri in (("small", args.small), ("large", args.large))}
+    # A first plan on a cold 1M store can outlast the service's 5 s query timeout: a bench's is 60 s.
+    stores = {side: Database(uri, user, password, database, timeout=60.0, query_timeout=60.0)
+              for side, uri in (("small", args.small), ("large", args.large))}
     try:
         sizes = {}
         for side, db in stores.items():

@@ -10,8 +10,9 @@
 //     updated_at desc (clamped to the request clock, truncated to microseconds like the driver's
 //     datetime), seq asc; so at most the rows a section can show travel. Python ranks them again
 //     (same key) and fills the budget. Coverage travels as one number, `score` = whole terms *
-//     $whole_weight + tokens (0 for a row holding no term token), and each shipped row carries it:
-//     when a cut exists the k shipped rows all score at or above it, so their scores are exact.
+//     $whole_weight + tokens (0 for a row holding no term token). Each shipped row carries it counted
+//     again from its stored tokens: Lucene's score overcounts a capsule holding a token past 255
+//     characters (indexed in pieces), which may sway which rows travel but not how Python ranks them.
 //   * totals are exact: the fence's maintained per-project tallies, less the listed capsules that have
 //     expired by $now (sought per project through the (counted, project_id, valid_to) index).
 //   * a ranked section never sorts its fence. Without terms, the top k are the k freshest live
@@ -95,10 +96,11 @@ CALL (fence_projects, fence_clauses) {
     CALL (fence_projects, in_fence) {
       CALL db.index.fulltext.queryNodes('constraint_terms', '+(' + $rank_query + ') +(' + in_fence + ')^0') YIELD node AS c, score
       WHERE c.project_id IN fence_projects AND c.counted = 'constraints' AND (c.valid_to IS NULL OR c.valid_to > $now)
-      WITH score LIMIT $top_constraints
-      RETURN score
+      WITH c, score LIMIT $top_constraints
+      RETURN c, score
     }
-    WITH score ORDER BY score DESC LIMIT $top_constraints
+    // distinct: ids split on whitespace, so one chunk's `p/a` also finds `p/a b`, another chunk's project
+    WITH DISTINCT c, score ORDER BY score DESC LIMIT $top_constraints
     RETURN min(score) AS cut, count(score) = $top_constraints AS full
   }
   CALL (fence_projects, full) {
@@ -145,9 +147,13 @@ CALL (fence_projects, fence_clauses) {
                                    ELSE [-1, fit[1]] END)[1]] AS kept
   UNWIND kept AS r
   WITH r.c AS c, r.score AS score
+  // The shipped coverage, counted from the stored tokens: a Lucene score overcounts a capsule
+  // holding a token past 255 characters (indexed in pieces, and a piece may equal a request
+  // token), and the rows must reach Python with the text's coverage.
+  WITH c, CASE WHEN score > 0 THEN [t IN $tokens WHERE t IN c.tokens] ELSE [] END AS hit
   RETURN collect(c {.id, .project_id, .headline, .content, .tier, superseded: false,
                     updated_us: c.updated_at.epochSeconds * 1000000 + c.updated_at.microsecond,
-                    score: toInteger(score)}) AS fenced_constraints
+                    score: size([ts IN $term_sets WHERE all(t IN ts WHERE t IN hit)]) * $whole_weight + size(hit)}) AS fenced_constraints
 }
 CALL (fence_projects, fence_clauses) {
   // A fence: the floor and the cut per project of the fence (see the header), from the
@@ -157,10 +163,11 @@ CALL (fence_projects, fence_clauses) {
     CALL (fence_projects, in_fence) {
       CALL db.index.fulltext.queryNodes('decision_terms', '+(' + $rank_query + ') +(' + in_fence + ')^0') YIELD node AS c, score
       WHERE c.project_id IN fence_projects AND c.counted = 'decisions' AND (c.valid_to IS NULL OR c.valid_to > $now)
-      WITH score LIMIT $top_section
-      RETURN score
+      WITH c, score LIMIT $top_section
+      RETURN c, score
     }
-    WITH score ORDER BY score DESC LIMIT $top_section
+    // distinct: ids split on whitespace, so one chunk's `p/a` also finds `p/a b`, another chunk's project
+    WITH DISTINCT c, score ORDER BY score DESC LIMIT $top_section
     RETURN min(score) AS cut, count(score) = $top_section AS full
   }
   CALL (fence_projects, full) {
@@ -197,9 +204,13 @@ CALL (fence_projects, fence_clauses) {
                   CASE WHEN c.updated_at > $now THEN $now ELSE datetime.truncate('microsecond', c.updated_at) END DESC,
                   c.seq ASC
   LIMIT $top_section
+  // The shipped coverage, counted from the stored tokens: a Lucene score overcounts a capsule
+  // holding a token past 255 characters (indexed in pieces, and a piece may equal a request
+  // token), and the rows must reach Python with the text's coverage.
+  WITH c, CASE WHEN score > 0 THEN [t IN $tokens WHERE t IN c.tokens] ELSE [] END AS hit
   RETURN collect(c {.id, .project_id, .headline, .content, .tier, superseded: false,
                     updated_us: c.updated_at.epochSeconds * 1000000 + c.updated_at.microsecond,
-                    score: toInteger(score)}) AS fenced_decisions
+                    score: size([ts IN $term_sets WHERE all(t IN ts WHERE t IN hit)]) * $whole_weight + size(hit)}) AS fenced_decisions
 }
 CALL (fence_projects, fence_clauses) {
   // A fence: the floor and the cut per project of the fence (see the header), from the
@@ -209,10 +220,11 @@ CALL (fence_projects, fence_clauses) {
     CALL (fence_projects, in_fence) {
       CALL db.index.fulltext.queryNodes('failure_pattern_terms', '+(' + $rank_query + ') +(' + in_fence + ')^0') YIELD node AS c, score
       WHERE c.project_id IN fence_projects AND c.counted = 'traps'
-      WITH score LIMIT $top_section
-      RETURN score
+      WITH c, score LIMIT $top_section
+      RETURN c, score
     }
-    WITH score ORDER BY score DESC LIMIT $top_section
+    // distinct: ids split on whitespace, so one chunk's `p/a` also finds `p/a b`, another chunk's project
+    WITH DISTINCT c, score ORDER BY score DESC LIMIT $top_section
     RETURN min(score) AS cut, count(score) = $top_section AS full
   }
   CALL (fence_projects, full) {
@@ -249,9 +261,13 @@ CALL (fence_projects, fence_clauses) {
                   CASE WHEN c.updated_at > $now THEN $now ELSE datetime.truncate('microsecond', c.updated_at) END DESC,
                   c.seq ASC
   LIMIT $top_section
+  // The shipped coverage, counted from the stored tokens: a Lucene score overcounts a capsule
+  // holding a token past 255 characters (indexed in pieces, and a piece may equal a request
+  // token), and the rows must reach Python with the text's coverage.
+  WITH c, CASE WHEN score > 0 THEN [t IN $tokens WHERE t IN c.tokens] ELSE [] END AS hit
   RETURN collect(c {.id, .project_id, .headline, .content, .tier, superseded: c.superseded,
                     updated_us: c.updated_at.epochSeconds * 1000000 + c.updated_at.microsecond,
-                    score: toInteger(score)}) AS fenced_traps
+                    score: size([ts IN $term_sets WHERE all(t IN ts WHERE t IN hit)]) * $whole_weight + size(hit)}) AS fenced_traps
 }
 CALL (fence_projects, fence_clauses) {
   // A fence: the floor and the cut per project of the fence (see the header), from the
@@ -261,10 +277,11 @@ CALL (fence_projects, fence_clauses) {
     CALL (fence_projects, in_fence) {
       CALL db.index.fulltext.queryNodes('task_terms', '+(' + $rank_query + ') +(' + in_fence + ')^0') YIELD node AS c, score
       WHERE c.project_id IN fence_projects AND c.counted = 'ready' AND (c.valid_to IS NULL OR c.valid_to > $now)
-      WITH score LIMIT $top_ready
-      RETURN score
+      WITH c, score LIMIT $top_ready
+      RETURN c, score
     }
-    WITH score ORDER BY score DESC LIMIT $top_ready
+    // distinct: ids split on whitespace, so one chunk's `p/a` also finds `p/a b`, another chunk's project
+    WITH DISTINCT c, score ORDER BY score DESC LIMIT $top_ready
     RETURN min(score) AS cut, count(score) = $top_ready AS full
   }
   CALL (fence_projects, full) {
@@ -301,9 +318,13 @@ CALL (fence_projects, fence_clauses) {
                   CASE WHEN c.updated_at > $now THEN $now ELSE datetime.truncate('microsecond', c.updated_at) END DESC,
                   c.seq ASC
   LIMIT $top_ready
+  // The shipped coverage, counted from the stored tokens: a Lucene score overcounts a capsule
+  // holding a token past 255 characters (indexed in pieces, and a piece may equal a request
+  // token), and the rows must reach Python with the text's coverage.
+  WITH c, CASE WHEN score > 0 THEN [t IN $tokens WHERE t IN c.tokens] ELSE [] END AS hit
   RETURN collect(c {.id, .project_id, .headline, .content, .tier, superseded: false,
                     updated_us: c.updated_at.epochSeconds * 1000000 + c.updated_at.microsecond,
-                    score: toInteger(score)}) AS fenced_ready
+                    score: size([ts IN $term_sets WHERE all(t IN ts WHERE t IN hit)]) * $whole_weight + size(hit)}) AS fenced_ready
 }
 CALL () {
   // Fail closed (SPEC §3): a live cycle in the fence must contain a live, fenced BLOCKS edge marked

@@ -10,8 +10,9 @@
 //     updated_at desc (clamped to the request clock, truncated to microseconds like the driver's
 //     datetime), seq asc; so at most the rows a section can show travel. Python ranks them again
 //     (same key) and fills the budget. Coverage travels as one number, `score` = whole terms *
-//     $whole_weight + tokens (0 for a row holding no term token), and each shipped row carries it:
-//     when a cut exists the k shipped rows all score at or above it, so their scores are exact.
+//     $whole_weight + tokens (0 for a row holding no term token). Each shipped row carries it counted
+//     again from its stored tokens: Lucene's score overcounts a capsule holding a token past 255
+//     characters (indexed in pieces), which may sway which rows travel but not how Python ranks them.
 //   * totals are exact: the fence's maintained per-project tallies, less the listed capsules that have
 //     expired by $now (sought per project through the (counted, project_id, valid_to) index).
 //   * a ranked section never sorts its fence. Without terms, the top k are the k freshest live
@@ -128,9 +129,13 @@ CALL () {
                                    ELSE [-1, fit[1]] END)[1]] AS kept
   UNWIND kept AS r
   WITH r.c AS c, r.score AS score
+  // The shipped coverage, counted from the stored tokens: a Lucene score overcounts a capsule
+  // holding a token past 255 characters (indexed in pieces, and a piece may equal a request
+  // token), and the rows must reach Python with the text's coverage.
+  WITH c, CASE WHEN score > 0 THEN [t IN $tokens WHERE t IN c.tokens] ELSE [] END AS hit
   RETURN collect(c {.id, .project_id, .headline, .content, .tier, superseded: false,
                     updated_us: c.updated_at.epochSeconds * 1000000 + c.updated_at.microsecond,
-                    score: toInteger(score)}) AS unfenced_constraints
+                    score: size([ts IN $term_sets WHERE all(t IN ts WHERE t IN hit)]) * $whole_weight + size(hit)}) AS unfenced_constraints
 }
 CALL () {
   // No fence: the floor from the Capsule(counted, updated_at) index (counted = 'decisions') and the cut from the full-text index (see the header).
@@ -173,9 +178,13 @@ CALL () {
                   CASE WHEN c.updated_at > $now THEN $now ELSE datetime.truncate('microsecond', c.updated_at) END DESC,
                   c.seq ASC
   LIMIT $top_section
+  // The shipped coverage, counted from the stored tokens: a Lucene score overcounts a capsule
+  // holding a token past 255 characters (indexed in pieces, and a piece may equal a request
+  // token), and the rows must reach Python with the text's coverage.
+  WITH c, CASE WHEN score > 0 THEN [t IN $tokens WHERE t IN c.tokens] ELSE [] END AS hit
   RETURN collect(c {.id, .project_id, .headline, .content, .tier, superseded: false,
                     updated_us: c.updated_at.epochSeconds * 1000000 + c.updated_at.microsecond,
-                    score: toInteger(score)}) AS unfenced_decisions
+                    score: size([ts IN $term_sets WHERE all(t IN ts WHERE t IN hit)]) * $whole_weight + size(hit)}) AS unfenced_decisions
 }
 CALL () {
   // No fence: the floor from the Capsule(counted, updated_at) index (counted = 'traps') and the cut from the full-text index (see the header).
@@ -218,9 +227,13 @@ CALL () {
                   CASE WHEN c.updated_at > $now THEN $now ELSE datetime.truncate('microsecond', c.updated_at) END DESC,
                   c.seq ASC
   LIMIT $top_section
+  // The shipped coverage, counted from the stored tokens: a Lucene score overcounts a capsule
+  // holding a token past 255 characters (indexed in pieces, and a piece may equal a request
+  // token), and the rows must reach Python with the text's coverage.
+  WITH c, CASE WHEN score > 0 THEN [t IN $tokens WHERE t IN c.tokens] ELSE [] END AS hit
   RETURN collect(c {.id, .project_id, .headline, .content, .tier, superseded: c.superseded,
                     updated_us: c.updated_at.epochSeconds * 1000000 + c.updated_at.microsecond,
-                    score: toInteger(score)}) AS unfenced_traps
+                    score: size([ts IN $term_sets WHERE all(t IN ts WHERE t IN hit)]) * $whole_weight + size(hit)}) AS unfenced_traps
 }
 CALL () {
   // No fence: the floor from the Capsule(counted, updated_at) index (counted = 'ready') and the cut from the full-text index (see the header).
@@ -263,9 +276,13 @@ CALL () {
                   CASE WHEN c.updated_at > $now THEN $now ELSE datetime.truncate('microsecond', c.updated_at) END DESC,
                   c.seq ASC
   LIMIT $top_ready
+  // The shipped coverage, counted from the stored tokens: a Lucene score overcounts a capsule
+  // holding a token past 255 characters (indexed in pieces, and a piece may equal a request
+  // token), and the rows must reach Python with the text's coverage.
+  WITH c, CASE WHEN score > 0 THEN [t IN $tokens WHERE t IN c.tokens] ELSE [] END AS hit
   RETURN collect(c {.id, .project_id, .headline, .content, .tier, superseded: false,
                     updated_us: c.updated_at.epochSeconds * 1000000 + c.updated_at.microsecond,
-                    score: toInteger(score)}) AS unfenced_ready
+                    score: size([ts IN $term_sets WHERE all(t IN ts WHERE t IN hit)]) * $whole_weight + size(hit)}) AS unfenced_ready
 }
 CALL () {
   // Fail closed (SPEC §3): a live cycle in the fence must contain a live, fenced BLOCKS edge marked

@@ -12,9 +12,8 @@ whole store (`pack_statement`). Since schema v2 it reads what the writes maintai
   and constraints (never count-capped) as far as the token budget could possibly hold them
   (`constraint_rows_needed`, then each row's least cost, `constraint_row_floor`). Python ranks what arrives again with the same key, so the order is
   the one SPEC §4 defines whatever order the statement sends. With terms each row carries its
-  coverage `score` as the statement ranked it, from the stored folded tokens, and Python ranks by
-  that: the stored tokens stand for the text here (maintained on every write, checked by
-  `graphsvc verify`).
+  coverage `score`, counted from its stored folded tokens, and Python ranks by that: the stored
+  tokens stand for the text here (maintained on every write, checked by `graphsvc verify`).
 
 * Totals are exact and cost the fence's projects, not its capsules: the sum of the fence's
   maintained per-project tallies, less the listed capsules whose valid_to has passed (schema v3).

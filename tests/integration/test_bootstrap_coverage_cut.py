@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import pytest
 
+from graphsvc.store import bootstrap
 from graphsvc.store.bootstrap import read_inputs, term_parameters
 from graphsvc.models import BootstrapRequest
 
@@ -66,3 +67,29 @@ def test_a_cut_among_many_ties_ranks_as_the_v1_read(db, fence):
     rows = read_inputs(db, BootstrapRequest(**request), NOW).decisions
     assert [row.coverage for row in rows] == [(2, 3)] * 4 + [(1, 2)] * 6
     assert [row.id for row in rows][4:] == tied[0:12:2] == shown[4:]
+
+
+def test_a_capsule_two_fence_chunks_find_counts_once_at_the_cut(db, monkeypatch):
+    # One project per full-text query: `p/a`'s query also finds `p/a b`'s capsules (the whitespace
+    # analyzer splits that id), so six term rows come back twice. Counted twice they would fill the
+    # ten decision slots, the section would skip its decay order and show six rows instead of ten.
+    monkeypatch.setattr(bootstrap, "PROJECTS_PER_QUERY", 1)
+    s = Store(db)
+    s.many([{"project_id": "p/a b", "kind": "decision", "content": f"term {n} crash"} for n in range(6)], age_days=20)
+    s.many([{"project_id": "p/a", "kind": "decision", "content": f"plain {n}"} for n in range(8)], age_days=1)
+    request = {"terms": ["crash"], "project_prefix": "p"}
+    pack = s.pack(**request)
+    assert len(pack["decisions"]) == 10 and pack == oracle_pack(db, request, NOW)
+
+
+def test_a_token_lucene_indexes_in_pieces_does_not_count_as_covered(db):
+    # 255 letters then "bug" are one folded token, which the whitespace analyzer indexes as two
+    # pieces, the second exactly "bug": Lucene scores the capsule as covering the term. Its coverage
+    # is its text's, none, so the older capsule that does say "bug" ranks first.
+    s = Store(db)
+    real = s.put("decision", "a real bug here", age_days=5)
+    pieces = s.put("decision", "a" * 255 + "bug", age_days=1)
+    request = {"terms": ["bug"]}
+    pack = s.pack(**request)
+    assert ids(pack["decisions"]) == [real, pieces]
+    assert pack == oracle_pack(db, request, NOW)

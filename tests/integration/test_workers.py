@@ -168,7 +168,7 @@ def test_two_workers_starting_together_on_a_new_store_both_come_up(db, neo4j_tar
         assert created.status_code == 201, created.text
         assert client.post("/v1/memory_bootstrap", json={"project_id": "fresh"}).json()["constraints"]
     names = {r["name"] for r in db._driver.execute_query("SHOW INDEXES YIELD name").records}
-    assert {"capsule_ready_updated_at"} <= names
+    assert {"capsule_counted_updated_at", "capsule_counted_project_updated_at"} <= names
 
 
 def test_a_write_returns_a_bookmark_that_another_process_reads_its_write_with(db, two_workers, routed):
