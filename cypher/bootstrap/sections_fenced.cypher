@@ -119,12 +119,12 @@ CALL (fence_projects, fence_clauses) {
     MATCH (c:Capsule) USING INDEX SEEK c:Capsule(counted, project_id, updated_at)
     WHERE c.project_id = p AND c.updated_at >= coalesce(floor, $now) AND c.counted = 'constraints' AND (c.valid_to IS NULL OR c.valid_to > $now)
     RETURN c, 0.0 AS score
-    UNION
+    UNION ALL
     UNWIND CASE WHEN $rank_query IS NULL OR cut IS NULL THEN [] ELSE fence_clauses END AS in_fence
     CALL db.index.fulltext.queryNodes('constraint_terms', '+(' + $rank_query + ') +(' + in_fence + ')^0' + coalesce(' +(' + [q IN $at_least WHERE q[0] = cut | q[1]][0] + ')^0', '')) YIELD node AS c, score
     WHERE score >= cut AND c.project_id IN fence_projects AND c.counted = 'constraints' AND (c.valid_to IS NULL OR c.valid_to > $now)
     RETURN c, score
-    UNION
+    UNION ALL
     UNWIND CASE WHEN $rank_query IS NULL AND size($tokens) > 0 THEN fence_clauses ELSE [] END AS in_fence
     UNWIND $token_queries AS token_query
     CALL db.index.fulltext.queryNodes('constraint_terms', '+' + token_query + ' +(' + in_fence + ')') YIELD node AS c
@@ -186,12 +186,12 @@ CALL (fence_projects, fence_clauses) {
     MATCH (c:Capsule) USING INDEX SEEK c:Capsule(counted, project_id, updated_at)
     WHERE c.project_id = p AND c.updated_at >= coalesce(floor, $now) AND c.counted = 'decisions' AND (c.valid_to IS NULL OR c.valid_to > $now)
     RETURN c, 0.0 AS score
-    UNION
+    UNION ALL
     UNWIND CASE WHEN $rank_query IS NULL OR cut IS NULL THEN [] ELSE fence_clauses END AS in_fence
     CALL db.index.fulltext.queryNodes('decision_terms', '+(' + $rank_query + ') +(' + in_fence + ')^0' + coalesce(' +(' + [q IN $at_least WHERE q[0] = cut | q[1]][0] + ')^0', '')) YIELD node AS c, score
     WHERE score >= cut AND c.project_id IN fence_projects AND c.counted = 'decisions' AND (c.valid_to IS NULL OR c.valid_to > $now)
     RETURN c, score
-    UNION
+    UNION ALL
     UNWIND CASE WHEN $rank_query IS NULL AND size($tokens) > 0 THEN fence_clauses ELSE [] END AS in_fence
     UNWIND $token_queries AS token_query
     CALL db.index.fulltext.queryNodes('decision_terms', '+' + token_query + ' +(' + in_fence + ')') YIELD node AS c
@@ -243,12 +243,12 @@ CALL (fence_projects, fence_clauses) {
     MATCH (c:Capsule) USING INDEX SEEK c:Capsule(counted, project_id, updated_at)
     WHERE c.project_id = p AND c.updated_at >= coalesce(floor, $now) AND c.counted = 'traps'
     RETURN c, 0.0 AS score
-    UNION
+    UNION ALL
     UNWIND CASE WHEN $rank_query IS NULL OR cut IS NULL THEN [] ELSE fence_clauses END AS in_fence
     CALL db.index.fulltext.queryNodes('failure_pattern_terms', '+(' + $rank_query + ') +(' + in_fence + ')^0' + coalesce(' +(' + [q IN $at_least WHERE q[0] = cut | q[1]][0] + ')^0', '')) YIELD node AS c, score
     WHERE score >= cut AND c.project_id IN fence_projects AND c.counted = 'traps'
     RETURN c, score
-    UNION
+    UNION ALL
     UNWIND CASE WHEN $rank_query IS NULL AND size($tokens) > 0 THEN fence_clauses ELSE [] END AS in_fence
     UNWIND $token_queries AS token_query
     CALL db.index.fulltext.queryNodes('failure_pattern_terms', '+' + token_query + ' +(' + in_fence + ')') YIELD node AS c
@@ -300,12 +300,12 @@ CALL (fence_projects, fence_clauses) {
     MATCH (c:Capsule) USING INDEX SEEK c:Capsule(counted, project_id, updated_at)
     WHERE c.counted = 'ready' AND c.project_id = p AND c.updated_at >= coalesce(floor, $now) AND (c.valid_to IS NULL OR c.valid_to > $now)
     RETURN c, 0.0 AS score
-    UNION
+    UNION ALL
     UNWIND CASE WHEN $rank_query IS NULL OR cut IS NULL THEN [] ELSE fence_clauses END AS in_fence
     CALL db.index.fulltext.queryNodes('task_terms', '+(' + $rank_query + ') +(' + in_fence + ')^0' + coalesce(' +(' + [q IN $at_least WHERE q[0] = cut | q[1]][0] + ')^0', '')) YIELD node AS c, score
     WHERE score >= cut AND c.project_id IN fence_projects AND c.counted = 'ready' AND (c.valid_to IS NULL OR c.valid_to > $now)
     RETURN c, score
-    UNION
+    UNION ALL
     UNWIND CASE WHEN $rank_query IS NULL AND size($tokens) > 0 THEN fence_clauses ELSE [] END AS in_fence
     UNWIND $token_queries AS token_query
     CALL db.index.fulltext.queryNodes('task_terms', '+' + token_query + ' +(' + in_fence + ')') YIELD node AS c

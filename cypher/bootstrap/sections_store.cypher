@@ -102,12 +102,12 @@ CALL () {
     MATCH (c:Capsule) USING INDEX SEEK c:Capsule(counted, updated_at)
     WHERE c.updated_at >= coalesce(floor, $now) AND c.counted = 'constraints' AND (c.valid_to IS NULL OR c.valid_to > $now)
     RETURN c, 0.0 AS score
-    UNION
+    UNION ALL
     UNWIND CASE WHEN $rank_query IS NULL OR cut IS NULL THEN [] ELSE ['+(' + $rank_query + ')' + coalesce(' +(' + [q IN $at_least WHERE q[0] = cut | q[1]][0] + ')^0', '')] END AS at_cut
     CALL db.index.fulltext.queryNodes('constraint_terms', at_cut) YIELD node AS c, score
     WHERE score >= cut AND c.counted = 'constraints' AND (c.valid_to IS NULL OR c.valid_to > $now)
     RETURN c, score
-    UNION
+    UNION ALL
     UNWIND CASE WHEN $rank_query IS NULL AND size($tokens) > 0 THEN $token_queries ELSE [] END AS token_query
     CALL db.index.fulltext.queryNodes('constraint_terms', token_query) YIELD node AS c
     WHERE c.counted = 'constraints' AND (c.valid_to IS NULL OR c.valid_to > $now)
@@ -161,12 +161,12 @@ CALL () {
     MATCH (c:Capsule) USING INDEX SEEK c:Capsule(counted, updated_at)
     WHERE c.updated_at >= coalesce(floor, $now) AND c.counted = 'decisions' AND (c.valid_to IS NULL OR c.valid_to > $now)
     RETURN c, 0.0 AS score
-    UNION
+    UNION ALL
     UNWIND CASE WHEN $rank_query IS NULL OR cut IS NULL THEN [] ELSE ['+(' + $rank_query + ')' + coalesce(' +(' + [q IN $at_least WHERE q[0] = cut | q[1]][0] + ')^0', '')] END AS at_cut
     CALL db.index.fulltext.queryNodes('decision_terms', at_cut) YIELD node AS c, score
     WHERE score >= cut AND c.counted = 'decisions' AND (c.valid_to IS NULL OR c.valid_to > $now)
     RETURN c, score
-    UNION
+    UNION ALL
     UNWIND CASE WHEN $rank_query IS NULL AND size($tokens) > 0 THEN $token_queries ELSE [] END AS token_query
     CALL db.index.fulltext.queryNodes('decision_terms', token_query) YIELD node AS c
     WHERE c.counted = 'decisions' AND (c.valid_to IS NULL OR c.valid_to > $now)
@@ -210,12 +210,12 @@ CALL () {
     MATCH (c:Capsule) USING INDEX SEEK c:Capsule(counted, updated_at)
     WHERE c.updated_at >= coalesce(floor, $now) AND c.counted = 'traps'
     RETURN c, 0.0 AS score
-    UNION
+    UNION ALL
     UNWIND CASE WHEN $rank_query IS NULL OR cut IS NULL THEN [] ELSE ['+(' + $rank_query + ')' + coalesce(' +(' + [q IN $at_least WHERE q[0] = cut | q[1]][0] + ')^0', '')] END AS at_cut
     CALL db.index.fulltext.queryNodes('failure_pattern_terms', at_cut) YIELD node AS c, score
     WHERE score >= cut AND c.counted = 'traps'
     RETURN c, score
-    UNION
+    UNION ALL
     UNWIND CASE WHEN $rank_query IS NULL AND size($tokens) > 0 THEN $token_queries ELSE [] END AS token_query
     CALL db.index.fulltext.queryNodes('failure_pattern_terms', token_query) YIELD node AS c
     WHERE c.counted = 'traps'
@@ -259,12 +259,12 @@ CALL () {
     MATCH (c:Capsule) USING INDEX SEEK c:Capsule(counted, updated_at)
     WHERE c.counted = 'ready' AND c.updated_at >= coalesce(floor, $now) AND (c.valid_to IS NULL OR c.valid_to > $now)
     RETURN c, 0.0 AS score
-    UNION
+    UNION ALL
     UNWIND CASE WHEN $rank_query IS NULL OR cut IS NULL THEN [] ELSE ['+(' + $rank_query + ')' + coalesce(' +(' + [q IN $at_least WHERE q[0] = cut | q[1]][0] + ')^0', '')] END AS at_cut
     CALL db.index.fulltext.queryNodes('task_terms', at_cut) YIELD node AS c, score
     WHERE score >= cut AND c.counted = 'ready' AND (c.valid_to IS NULL OR c.valid_to > $now)
     RETURN c, score
-    UNION
+    UNION ALL
     UNWIND CASE WHEN $rank_query IS NULL AND size($tokens) > 0 THEN $token_queries ELSE [] END AS token_query
     CALL db.index.fulltext.queryNodes('task_terms', token_query) YIELD node AS c
     WHERE c.counted = 'ready' AND (c.valid_to IS NULL OR c.valid_to > $now)
