@@ -42,7 +42,8 @@ IMPORT_CHUNK = 5000
 EDGE_TYPES = ("BLOCKS", "SUPERSEDES")
 TIME_PROPERTIES = ("created_at", "updated_at", "valid_to", "tombstoned_at")
 
-_EXACT_INSTANT = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{9}Z$")
+#: ASCII digits only and no trailing newline (`\d` and `$` would let both through to Neo4j's datetime()).
+_EXACT_INSTANT = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{9}Z")
 
 
 # ---------------------------------------------------------------- format
@@ -57,7 +58,7 @@ def exact_instant(value: Any) -> str:
 
 
 def check_instant(value: str) -> str:
-    if not _EXACT_INSTANT.match(value):
+    if not _EXACT_INSTANT.fullmatch(value):
         raise ValueError("must be a UTC instant like 2026-12-01T12:00:00.000000000Z (as export writes it)")
     try:
         datetime.fromisoformat(value[:19])

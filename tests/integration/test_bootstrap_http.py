@@ -126,3 +126,13 @@ def test_cli_bad_prefix_exits_2_with_the_teaching_message(neo4j_target):
                          capture_output=True, text=True, env=env, timeout=120)
     assert run.returncode == 2
     assert "matches nothing" in run.stderr and "project_prefix" in run.stderr
+
+
+@pytest.mark.parametrize("now", ["yesterday", "0001-01-01T00:00:00+01:00"])
+def test_cli_bad_now_exits_2_naming_the_option(neo4j_target, now):
+    # The second parses, but moving it to UTC leaves year 1: an OverflowError, once a traceback.
+    env = {"NEO4J_URI": neo4j_target.uri, "NEO4J_PASSWORD": neo4j_target.password, "PATH": "/usr/bin:/bin"}
+    run = subprocess.run([sys.executable, "-m", "graphsvc", "bootstrap", "--now", now],
+                         capture_output=True, text=True, env=env, timeout=120)
+    assert run.returncode == 2
+    assert "--now must be an ISO-8601 instant" in run.stderr and "Traceback" not in run.stderr

@@ -54,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
     if args.now is not None:
         try:
             service.clock = fixed_clock(datetime.fromisoformat(args.now.replace("Z", "+00:00")))
-        except ValueError as exc:
+        except (ValueError, OverflowError) as exc:  # OverflowError: year 1 with an offset east of UTC
             raise BadRequest(f"--now must be an ISO-8601 instant with a UTC offset ({exc})", field="now") from None
     try:
         pack = service.bootstrap(request_body(args))
