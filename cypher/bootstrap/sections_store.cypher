@@ -1,4 +1,4 @@
-// memory_bootstrap read side (SPEC §2-§4), schema v3, the whole store: everything one pack needs, in ONE statement,
+// memory_bootstrap read side (SPEC §2-§4), schema v4, the whole store: everything one pack needs, in ONE statement,
 // one row, one round trip. It reads the state the writes maintain (graphsvc.store.maintain) instead
 // of recomputing it, so a pack costs what it shows, not what its fence holds:
 //   * ready tasks are sought through the maintained `counted` = 'ready' (indexed): a blocked task is never visited;
@@ -11,8 +11,10 @@
 //     datetime), seq asc; so at most the rows a section can show travel. Python ranks them again
 //     (same key) and fills the budget. Coverage travels as one number, `score` = whole terms *
 //     $whole_weight + tokens (0 for a row holding no term token). Each shipped row carries it counted
-//     again from its stored tokens: Lucene's score overcounts a capsule holding a token past 255
-//     characters (indexed in pieces), which may sway which rows travel but not how Python ranks them.
+//     again from its stored tokens. Since schema v4 Lucene's score is that coverage exactly (a token
+//     past 255 UTF-16 units, which Lucene indexes in pieces, is stored marked so no piece equals a
+//     request token: graphsvc.store.maintain.stored_token); the recount keeps a store that v3 wrote,
+//     until `migrate` has marked it, from reaching Python with a coverage its text does not hold.
 //   * totals are exact: the fence's maintained per-project tallies, less the listed capsules that have
 //     expired by $now (sought per project through the (counted, project_id, valid_to) index).
 //   * a ranked section never sorts its fence. Without terms, the top k are the k freshest live
@@ -129,9 +131,8 @@ CALL () {
                                    ELSE [-1, fit[1]] END)[1]] AS kept
   UNWIND kept AS r
   WITH r.c AS c, r.score AS score
-  // The shipped coverage, counted from the stored tokens: a Lucene score overcounts a capsule
-  // holding a token past 255 characters (indexed in pieces, and a piece may equal a request
-  // token), and the rows must reach Python with the text's coverage.
+  // The shipped coverage, counted from the stored tokens (see the header: exact even on a store
+  // that v3 wrote, whose long tokens Lucene indexed in pieces).
   WITH c, CASE WHEN score > 0 THEN [t IN $tokens WHERE t IN c.tokens] ELSE [] END AS hit
   RETURN collect(c {.id, .project_id, .headline, .content, .tier, superseded: false,
                     updated_us: c.updated_at.epochSeconds * 1000000 + c.updated_at.microsecond,
@@ -178,9 +179,8 @@ CALL () {
                   CASE WHEN c.updated_at > $now THEN $now ELSE datetime.truncate('microsecond', c.updated_at) END DESC,
                   c.seq ASC
   LIMIT $top_section
-  // The shipped coverage, counted from the stored tokens: a Lucene score overcounts a capsule
-  // holding a token past 255 characters (indexed in pieces, and a piece may equal a request
-  // token), and the rows must reach Python with the text's coverage.
+  // The shipped coverage, counted from the stored tokens (see the header: exact even on a store
+  // that v3 wrote, whose long tokens Lucene indexed in pieces).
   WITH c, CASE WHEN score > 0 THEN [t IN $tokens WHERE t IN c.tokens] ELSE [] END AS hit
   RETURN collect(c {.id, .project_id, .headline, .content, .tier, superseded: false,
                     updated_us: c.updated_at.epochSeconds * 1000000 + c.updated_at.microsecond,
@@ -227,9 +227,8 @@ CALL () {
                   CASE WHEN c.updated_at > $now THEN $now ELSE datetime.truncate('microsecond', c.updated_at) END DESC,
                   c.seq ASC
   LIMIT $top_section
-  // The shipped coverage, counted from the stored tokens: a Lucene score overcounts a capsule
-  // holding a token past 255 characters (indexed in pieces, and a piece may equal a request
-  // token), and the rows must reach Python with the text's coverage.
+  // The shipped coverage, counted from the stored tokens (see the header: exact even on a store
+  // that v3 wrote, whose long tokens Lucene indexed in pieces).
   WITH c, CASE WHEN score > 0 THEN [t IN $tokens WHERE t IN c.tokens] ELSE [] END AS hit
   RETURN collect(c {.id, .project_id, .headline, .content, .tier, superseded: c.superseded,
                     updated_us: c.updated_at.epochSeconds * 1000000 + c.updated_at.microsecond,
@@ -276,9 +275,8 @@ CALL () {
                   CASE WHEN c.updated_at > $now THEN $now ELSE datetime.truncate('microsecond', c.updated_at) END DESC,
                   c.seq ASC
   LIMIT $top_ready
-  // The shipped coverage, counted from the stored tokens: a Lucene score overcounts a capsule
-  // holding a token past 255 characters (indexed in pieces, and a piece may equal a request
-  // token), and the rows must reach Python with the text's coverage.
+  // The shipped coverage, counted from the stored tokens (see the header: exact even on a store
+  // that v3 wrote, whose long tokens Lucene indexed in pieces).
   WITH c, CASE WHEN score > 0 THEN [t IN $tokens WHERE t IN c.tokens] ELSE [] END AS hit
   RETURN collect(c {.id, .project_id, .headline, .content, .tier, superseded: false,
                     updated_us: c.updated_at.epochSeconds * 1000000 + c.updated_at.microsecond,

@@ -53,6 +53,7 @@ from graphsvc.core.pack import (
     ROW_CHARS_BESIDES_TEXT, SECTION_CAP, PackInputs, PackRequest, assemble_pack, constraint_rows_needed,
 )
 from graphsvc.core.textmatch import term_token_sets
+from graphsvc.store.maintain import stored_token
 
 #: Rows the ready section can show: the next action plus SECTION_CAP more.
 TOP_READY = 1 + SECTION_CAP
@@ -72,7 +73,8 @@ def pack_request(request: BootstrapRequest) -> PackRequest:
 
 def term_parameters(terms: Iterable[str]) -> dict[str, Any]:
     """The request's terms as the statement ranks with them: each term's token set, and all distinct tokens."""
-    token_sets = term_token_sets(list(terms))
+    # In the form `tokens` stores them (graphsvc.store.maintain.stored_token), so they compare equal.
+    token_sets = [frozenset(map(stored_token, term)) for term in term_token_sets(list(terms))]
     tokens = sorted(frozenset().union(*token_sets))
     term_sets = [sorted(tokens) for tokens in token_sets]
     return {"term_sets": term_sets, "tokens": tokens, "token_queries": token_queries(tokens),

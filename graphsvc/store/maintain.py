@@ -5,7 +5,8 @@ they never change an answer, only its cost):
 
 * a label for its kind (`:Task`, `:Constraint`, …) beside `:Capsule`;
 * `tokens`: its folded headline + content tokens (graphsvc.core.textmatch, so Unicode folding is
-  Python's), for term coverage computed where the rows are;
+  Python's), for term coverage computed where the rows are; since schema v4 a token longer than
+  Lucene indexes as one term is stored marked (`stored_token`);
 * `superseded`: an incoming SUPERSEDES from a capsule that is not tombstoned;
 * task/epic only: `open_blockers` (BLOCKS sources that still block: not done, not tombstoned,
   not superseded), `ready` (true when open, live and unblocked; absent otherwise) and `ord`
@@ -41,7 +42,39 @@ from graphsvc.core.textmatch import text_tokens
 from graphsvc.store.db import run
 
 #: The schema this code writes and reads; `graphsvc migrate` brings older stores to it.
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
+
+#: Lucene's whitespace analyzer ends a term at 255 UTF-16 units and indexes the rest of a longer
+#: token as further terms. Stored plainly, a piece such as the "bug" of 255 letters + "bug" would
+#: equal a request token, and the full-text score (the coverage the pack ranks by) would count it.
+LUCENE_TERM_UNITS = 255
+#: So a longer token is stored as chunks of at most MARKED_CHUNK_UNITS units, each followed by
+#: TOKEN_MARK: a mark every 201 units or sooner, and one at the end, puts a mark in every piece
+#: the analyzer cuts (255 units, or the last), and folded tokens hold letters and digits only.
+MARKED_CHUNK_UNITS = 200
+TOKEN_MARK = "~"
+
+
+def _units(text: str) -> int:
+    """Length in UTF-16 code units, as Lucene counts."""
+    return len(text.encode("utf-16-le")) // 2
+
+
+def stored_token(token: str) -> str:
+    """The token as `tokens` stores it and a request's terms are matched: itself, or if Lucene would
+    index it in pieces, marked chunks (injective, and no piece of it equals any folded token)."""
+    if _units(token) <= LUCENE_TERM_UNITS:
+        return token
+    chunks: list[str] = []
+    chunk, used = "", 0
+    for char in token:
+        width = 2 if ord(char) > 0xFFFF else 1
+        if used + width > MARKED_CHUNK_UNITS:
+            chunks.append(chunk)
+            chunk, used = "", 0
+        chunk, used = chunk + char, used + width
+    chunks.append(chunk)
+    return "".join(part + TOKEN_MARK for part in chunks)
 
 
 def kind_label(kind: str) -> str:
@@ -50,8 +83,8 @@ def kind_label(kind: str) -> str:
 
 
 def folded_tokens(headline: str, content: str) -> list[str]:
-    """The capsule's distinct folded tokens, sorted (what coverage counts against)."""
-    return sorted(text_tokens(headline, content))
+    """The capsule's distinct folded tokens as stored (`stored_token`), sorted: what coverage counts against."""
+    return sorted(stored_token(token) for token in text_tokens(headline, content))
 
 
 def created_section(kind: str, tier: str) -> str | None:

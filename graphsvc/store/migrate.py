@@ -20,7 +20,10 @@ start-up; the CLI shows a progress bar.
 `verify` recomputes every maintained field from the raw graph (maintain/expected; tokens in
 Python), checks the order's invariant and recounts every tally; `repair=True` rewrites what drifted.
 A v2 store becomes v3 by the same page rewrite: `maintain.refresh` sets each capsule's `counted`
-and moves the tallies (idempotent: a page done twice moves nothing the second time).
+and moves the tallies (idempotent: a page done twice moves nothing the second time). A v3 store
+becomes v4 by a lighter page walk: only capsules holding a token past Lucene's 255 UTF-16 units
+are refolded (their tokens are stored marked, graphsvc.store.maintain.stored_token), under each
+node's lock and only if its text is still what was read; nothing else is written.
 """
 
 from __future__ import annotations
@@ -71,6 +74,25 @@ def _migrate_page(tx: ManagedTransaction, after: int) -> tuple[int, int]:
     page = run(tx, "maintain/expected", after=after, limit=PAGE)
     if page:
         _rewrite(tx, page)
+        after = page[-1]["seq"]
+    run(tx, "maintain/set_schema_version", changes={"pages_after": after})
+    return len(page), after
+
+
+def _mark_long_tokens_page(tx: ManagedTransaction, after: int) -> tuple[int, int]:
+    """v3 -> v4: refold only the capsules holding a token long enough to change form (stored_token)."""
+    page = run(tx, "maintain/long_tokens_page", after=after, limit=PAGE)
+    rows = []
+    for record in page:
+        text = record["text"]
+        if text is not None:
+            tokens = maintain.folded_tokens(text["headline"], text["content"])
+            if tokens != text["tokens"]:
+                rows.append({"id": text["id"], "headline": text["headline"], "content": text["content"],
+                             "tokens": tokens})
+    if rows:
+        run(tx, "maintain/write_tokens", rows=rows)
+    if page:
         after = page[-1]["seq"]
     run(tx, "maintain/set_schema_version", changes={"pages_after": after})
     return len(page), after
@@ -153,17 +175,22 @@ def migrate(db: Database, progress: Progress | None = None) -> dict[str, Any]:
         return {"from": state["version"], "to": maintain.SCHEMA_VERSION, "capsules": 0}
     db.write(lambda tx: run(tx, "maintain/set_schema_version",
                             changes={"migrating_to": maintain.SCHEMA_VERSION}))
-    after = state["pages_after"] or 0
+    # A migration another version left half done restarts from the first page: its pages hold that
+    # version's fields (every page rewrite is idempotent, so redoing them costs time only).
+    after = (state["pages_after"] or 0) if state["migrating_to"] == maintain.SCHEMA_VERSION else 0
     done = 0
+    # From v3 only long tokens change form; older stores get every maintained field (and the order).
+    only_tokens = state["version"] == 3
     with db.longer_timeout():
         while True:
-            count, after = db.write(lambda tx: _migrate_page(tx, after))
+            count, after = db.write(lambda tx: (_mark_long_tokens_page if only_tokens else _migrate_page)(tx, after))
             done += count
             if progress and count:
                 progress(count)
             if count < PAGE:
                 break
-        _order_again(db)
+        if not only_tokens:
+            _order_again(db)
     db.write(lambda tx: (run(tx, "order/lock"),  # the lock node exists before the first BLOCKS insertion
                          run(tx, "maintain/set_schema_version", changes={
                              "version": maintain.SCHEMA_VERSION, "migrating_to": None, "pages_after": None})))

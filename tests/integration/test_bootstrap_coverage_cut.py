@@ -93,3 +93,22 @@ def test_a_token_lucene_indexes_in_pieces_does_not_count_as_covered(db):
     pack = s.pack(**request)
     assert ids(pack["decisions"]) == [real, pieces]
     assert pack == oracle_pack(db, request, NOW)
+
+
+@pytest.mark.parametrize("fence", [{}, {"project_prefix": "nott"}])
+def test_tokens_lucene_would_index_in_pieces_take_no_place_at_the_cut(db, fence):
+    # Ten fresher capsules each hold 255 letters + "bug": one folded token, which the whitespace
+    # analyzer indexed (before schema v4) as two terms, the second exactly "bug". Lucene then scored
+    # them as covering the term, they filled the ten decision slots at the cut, and the older capsule
+    # that does say "bug" never left Neo4j. Stored marked (maintain.stored_token), no piece is "bug".
+    s = Store(db)
+    real = s.put("decision", "a real bug here", age_days=5)
+    s.many([{"project_id": "nott", "kind": "decision", "content": f"note {n} " + "a" * 255 + "bug"}
+            for n in range(10)], age_days=1)
+    request = {"terms": ["bug"], **fence}
+    pack = s.pack(**request)
+    assert ids(pack["decisions"])[0] == real and len(pack["decisions"]) == 10
+    assert pack == oracle_pack(db, request, NOW)
+    assert db._driver.execute_query(
+        "CALL db.index.fulltext.queryNodes('decision_terms', 'tokens:bug') YIELD node RETURN collect(node.id) AS found"
+    ).records[0]["found"] == [real]
