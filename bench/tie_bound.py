@@ -4,7 +4,7 @@
 
 With terms, every ranked section reads all rows scoring at or above its cut, because a Lucene score
 cannot order a tie by recency (cypher/bootstrap/sections_*.cypher). This times the pack statement
-alone (client side, median of `--samples`, auto-commit) on both stores, and on the large store a
+alone (client side, median of `--samples`, in a read transaction as the service runs it) on both stores, and on the large store a
 second time with each read after the cut stopped at 50 rows. That copy gives WRONG packs; it only
 shows what the statement would cost if the tie were free, so it bounds what any tie ordering could
 win. The copy is made from the shipped statement text at run time (one `LIMIT` inserted), so it
