@@ -6,8 +6,8 @@ With terms, every ranked section reads all rows scoring at or above its cut, bec
 cannot order a tie by recency (cypher/bootstrap/sections_*.cypher). This times the pack statement
 alone (client side, median of `--samples`, in a read transaction as the service runs it) on both stores, and on the large store a
 second time with each read after the cut stopped at 50 rows. That copy gives WRONG packs; it only
-shows what the statement would cost if the tie were free, so it bounds what any tie ordering could
-win. The copy is made from the shipped statement text at run time (one `LIMIT` inserted), so it
+shows what the statement would cost if the tie were free (it still runs the cut's full-text query,
+which scores every match), so it bounds what ordering the tie could win with that query kept. The copy is made from the shipped statement text at run time (one `LIMIT` inserted), so it
 follows whatever `cypher/bootstrap/` holds. Both stores must hold this bench's datasets (load them
 with bench.bootstrap_latency); nothing is written. NEO4J_USER / NEO4J_PASSWORD / NEO4J_DATABASE
 apply to both.

@@ -22,7 +22,8 @@ class Candidate:
 
     ``coverage``: (whole terms covered, distinct term tokens covered) for the request's terms,
     when the reader already scored it (the store scores each capsule's folded tokens, kept equal
-    to ``text_tokens(headline, content)``, so it is the pair ranking would compute). ``None``
+    to ``text_tokens(headline, content)`` up to an injective marking of tokens too long for Lucene,
+    which the request's tokens share, so it is the pair ranking would compute). ``None``
     means "not scored": ranking tokenizes headline and content.
     """
 

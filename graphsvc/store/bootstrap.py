@@ -98,10 +98,12 @@ def token_queries(tokens: list[str]) -> list[str]:
     """Lucene queries that together find, through the `*_terms` full-text indexes, every capsule holding any token.
 
     Each token is one quoted term of the `tokens` field (a phrase only where the whitespace
-    analyzer splits a token past 255 characters, as it split the indexed value), OR'ed, at most
+    analyzer splits a token past 255 UTF-16 units, as it split the indexed value; such a token
+    arrives marked, graphsvc.store.maintain.stored_token, like the stored one), OR'ed, at most
     TOKENS_PER_QUERY per query. The field is named: the same index holds `project_id`, which a
     fenced pack's query adds as a required clause (cypher/bootstrap/sections_fenced.cypher).
-    Folded tokens are letters and digits, but quotes and backslashes are escaped all the same.
+    Folded tokens are letters and digits (plus `~` marks in a long one; inside quotes Lucene's
+    parser takes `~` literally), but quotes and backslashes are escaped all the same.
     No terms: no query ([]).
     """
     quoted = [_quoted(t) for t in tokens]

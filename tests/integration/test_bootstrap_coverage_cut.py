@@ -112,3 +112,18 @@ def test_tokens_lucene_would_index_in_pieces_take_no_place_at_the_cut(db, fence)
     assert db._driver.execute_query(
         "CALL db.index.fulltext.queryNodes('decision_terms', 'tokens:bug') YIELD node RETURN collect(node.id) AS found"
     ).records[0]["found"] == [real]
+
+
+def test_a_request_token_too_long_for_lucene_is_matched_in_the_stored_form(db):
+    # "ﬃ" folds to "ffi": a 100-character term is one 300-unit token, which `tokens` stores marked.
+    # The request's token must be marked the same way, or the capsule holding it scores nothing.
+    s = Store(db)
+    holder = s.put("decision", "note " + "ﬃ" * 100, age_days=30)
+    for n in range(10):
+        s.put("decision", f"plain note {n}", age_days=1)
+    request = {"terms": ["ﬃ" * 100]}
+    params = term_parameters(request["terms"])
+    assert params["rank_query"] is None and "~" in params["tokens"][0]  # the phrase fallback, marked
+    pack = s.pack(**request)
+    assert ids(pack["decisions"])[0] == holder and len(pack["decisions"]) == 10
+    assert pack == oracle_pack(db, request, NOW)

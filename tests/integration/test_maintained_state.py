@@ -29,7 +29,8 @@ import graphsvc.store.migrate as migrate_module
 from graphsvc.clock import fixed_clock
 from graphsvc.errors import Conflict, Unavailable
 from graphsvc.service import GraphService
-from graphsvc.store.maintain import SCHEMA_VERSION
+from graphsvc.core.textmatch import text_tokens
+from graphsvc.store.maintain import SCHEMA_VERSION, stored_token
 from graphsvc.store.migrate import migrate, schema_state, verify
 
 from .oracle import assert_maintained, describe_drift, oracle_pack, pack_diff
@@ -533,8 +534,11 @@ def write_v3_store_with_long_tokens(db, now: datetime) -> tuple[list[str], list[
     long_ids = svc.ingest({"items": [{"project_id": "p", "kind": kind, "content": f"{kind} note {LONG}"}
                                      for kind in ("decision", "constraint", "task")]})["ids"]
     run = db._driver.execute_query
-    run("MATCH (c:Capsule) WHERE c.id IN $ids SET c.tokens = [t IN c.tokens WHERE NOT t CONTAINS '~'] + [$long]",
-        ids=long_ids, long=LONG)
+    texts = run("MATCH (c:Capsule) WHERE c.id IN $ids RETURN c.id AS id, c.headline AS headline, c.content AS content",
+                ids=long_ids).records
+    as_v3_stored = [{"id": r["id"], "tokens": sorted(text_tokens(r["headline"], r["content"]))} for r in texts]
+    assert all(LONG in row["tokens"] for row in as_v3_stored)
+    run("UNWIND $rows AS row MATCH (c:Capsule {id: row.id}) SET c.tokens = row.tokens", rows=as_v3_stored)
     run("MATCH (v:SchemaVersion {name: 'graphsvc'}) SET v.version = 3")
     total = run("MATCH (c:Capsule) RETURN collect(c.id) AS ids").records[0]["ids"]
     return long_ids, total
@@ -561,6 +565,11 @@ def test_migrate_marks_the_long_tokens_of_a_v3_store_and_nothing_else(db):
     requests = MIGRATION_REQUESTS + ({"terms": ["bug"]}, {"project_id": "p", "terms": ["bug", "note"]})
     assert_packs_match_oracle(GraphService(db, clock=fixed_clock(now)), requests, context="after v3 -> v4")
     assert migrate(db)["capsules"] == 0
+    marked = db._driver.execute_query("MATCH (c:Capsule) WHERE c.id IN $ids RETURN c.tokens AS tokens", ids=long_ids)
+    assert all(stored_token(LONG) in r["tokens"] and LONG not in r["tokens"] for r in marked.records)
+    found = db._driver.execute_query(
+        "CALL db.index.fulltext.queryNodes('decision_terms', 'tokens:bug') YIELD node RETURN collect(node.id) AS ids")
+    assert found.records[0]["ids"] == []
 
 
 def test_an_interrupted_v3_migration_resumes_and_one_another_version_left_restarts(db, monkeypatch):
