@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -60,6 +61,30 @@ def _rule(error: dict[str, Any], model: type[BaseModel]) -> str:
     return message
 
 
+KEY_RULE = "is a field name that is not valid Unicode text (a lone surrogate); field names must be text"
+
+
+def _value_at(data: Any, loc: tuple[Any, ...]) -> Any:
+    """The part of the request body that `loc` points at (None when the path leaves it)."""
+    for part in loc:
+        try:
+            data = data[part]
+        except (KeyError, IndexError, TypeError):
+            return None
+    return data
+
+
+def _describe(item: dict[str, Any], data: Any, model: type[BaseModel]) -> dict[str, Any]:
+    """One pydantic error as {field, rule}; a bad field NAME is named too, escaped so it can be sent."""
+    loc = tuple(item["loc"])
+    if item.get("type") == "string_unicode":
+        owner, name = _value_at(data, loc), item.get("input")
+        if isinstance(owner, dict) and isinstance(name, str) and name in owner:
+            escaped = json.dumps(name, ensure_ascii=True)[1:-1]  # "\ud800", never the raw surrogate
+            return {"field": field_path(loc + (escaped,)), "rule": KEY_RULE}
+    return {"field": field_path(loc) or None, "rule": _rule(item, model)}
+
+
 def parse(model: type[M], data: Any, error: type[ServiceError]) -> M:
     """Validate `data` as `model`, raising `error` (400 or 422) that names the first bad field."""
     if not isinstance(data, dict):
@@ -67,10 +92,8 @@ def parse(model: type[M], data: Any, error: type[ServiceError]) -> M:
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        errors = exc.errors(include_url=False, include_input=False)
-        details = []
-        for item in errors:
-            details.append({"field": field_path(item["loc"]) or None, "rule": _rule(item, model)})
+        errors = exc.errors(include_url=False)
+        details = [_describe(item, data, model) for item in errors]
         first = details[0]
         where = first["field"]
         message = f"{where}: {first['rule']}" if where else first["rule"]

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from graphsvc.surfaces.commands.demo import demo_is_loaded, load_demo, pack_request
-from graphsvc.demo_data import CAPSULES, ingest_waves
+from graphsvc.demo_data import CAPSULES, ingest_item, ingest_waves
 from graphsvc.surfaces.http.app import create_app
 from graphsvc.service import GraphService
 
@@ -109,6 +109,24 @@ def test_demo_command_through_http_is_idempotent(db, neo4j_target):
     assert "Neo4j Browser" in line and "cypher/inspect/project_graph.cypher" in line
     assert_demo_pack(pack)
     assert printed_pack(second.stdout)[1]["handles"] == pack["handles"]
+
+
+def test_a_run_after_a_failed_wave_completes_the_load(db, neo4j_target):
+    service = GraphService(db)
+    ids: dict[str, str] = {}
+    for wave in ingest_waves(CAPSULES)[:2]:  # as if the third wave's batch had failed
+        assigned = service.ingest({"items": [ingest_item(capsule, ids, service.clock()) for capsule in wave]})["ids"]
+        ids.update(zip((capsule.key for capsule in wave), assigned))
+    assert not demo_is_loaded(service)
+
+    result = demo_command(neo4j_target)
+
+    assert "Completed an earlier partial load of the demo project 'shop'" in result.stderr
+    assert capsule_count(db) == len(CAPSULES)  # nothing stored twice
+    edges = db._driver.execute_query("MATCH (:Capsule)-[r:BLOCKS|SUPERSEDES]->(:Capsule) RETURN count(r) AS n")
+    assert edges.records[0]["n"] == sum(len(c.blocked_by) + len(c.supersedes) for c in CAPSULES)
+    assert_demo_pack(printed_pack(result.stdout)[1])
+    assert "already loaded" in demo_command(neo4j_target).stderr
 
 
 def test_reset_reloads_only_the_demo_subtree(db, neo4j_target):

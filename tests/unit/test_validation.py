@@ -92,3 +92,22 @@ def test_an_imported_instant_must_be_exactly_what_export_writes(value):
     with pytest.raises(ValueError):
         check_instant(value)
     assert check_instant("2026-01-01T00:00:00.123456789Z") == "2026-01-01T00:00:00.123456789Z"
+
+
+@pytest.mark.parametrize(
+    ("model", "data", "field"),
+    [
+        (CapsuleIn, {"project_id": "p", "kind": "fact", "content": "x", "\ud800": 1}, "\\ud800"),
+        (IngestBatch, {"items": [{"project_id": "p", "kind": "fact", "content": "x"},
+                                 {"project_id": "p", "kind": "fact", "content": "x", "a\udc00b": 1}]},
+         "items[1].a\\udc00b"),
+        (CapsuleUpdate, {"\udfff": "done"}, "\\udfff"),
+    ],
+)
+def test_a_field_name_that_is_a_lone_surrogate_is_named_escaped(model, data, field):
+    # pydantic reports such a key with an empty location; the error must still say which key.
+    with pytest.raises(InvalidInput) as caught:
+        parse(model, data, InvalidInput)
+    assert caught.value.field == field
+    assert "field name" in caught.value.message and "lone surrogate" in caught.value.message
+    assert caught.value.message.encode("utf-8") and caught.value.field.encode("ascii")

@@ -2,8 +2,9 @@
 
 Without `--url` it works through the service object directly (Neo4j from the
 environment); with `--url` it goes through a running HTTP service, exactly as an
-agent would (`make demo` does that after `make up`). Loading is idempotent: when
-a live `shop` capsule already exists nothing is written. `--reset` first deletes
+agent would (`make demo` does that after `make up`). Loading is idempotent: once
+the whole sample is stored nothing is written, and a run after one that failed
+half-way writes only the waves still missing. `--reset` first deletes
 the `shop` subtree (and only it) straight in Neo4j, because the API itself
 never deletes (tombstones only mark).
 """
@@ -78,18 +79,44 @@ class HttpTarget:
         return self._call("POST", "/v1/memory_bootstrap", data)
 
 
-def demo_is_loaded(target: DemoTarget) -> bool:
-    """True when any live capsule sits under the demo prefix (one fenced list query)."""
-    return bool(target.list({"project_prefix": DEMO_PREFIX, "limit": 1})["capsules"])
+def stored_demo_ids(target: DemoTarget) -> dict[str, str]:
+    """The sample capsules already stored (not tombstoned), by key: matched on project, kind and content."""
+    wanted = {(capsule.project_id, capsule.kind, capsule.content): capsule.key for capsule in CAPSULES}
+    found: dict[str, str] = {}
+    request: dict[str, Any] = {"project_prefix": DEMO_PREFIX, "limit": 500}
+    while True:
+        page = target.list(request)
+        for stored in page["capsules"]:
+            key = wanted.get((stored["project_id"], stored["kind"], stored["content"]))
+            if key is not None:
+                found.setdefault(key, stored["id"])
+        if not page.get("next_cursor"):
+            return found
+        request = {**request, "cursor": page["next_cursor"]}
 
 
-def load_demo(target: DemoTarget, now: datetime) -> list[str]:
-    """Ingest the sample project wave by wave (each wave one all-or-nothing batch); the new ids."""
-    ids: dict[str, str] = {}
+def demo_is_loaded(target: DemoTarget, stored: dict[str, str] | None = None) -> bool:
+    """True when the last wave is stored: waves commit in order, so the load then ran to its end."""
+    stored = stored_demo_ids(target) if stored is None else stored
+    return all(capsule.key in stored for capsule in ingest_waves(CAPSULES)[-1])
+
+
+def load_demo(target: DemoTarget, now: datetime, stored: dict[str, str] | None = None) -> list[str]:
+    """Ingest the sample capsules not yet `stored`, wave by wave (each wave one all-or-nothing batch).
+
+    Returns the ids written. Given what a failed earlier run left (`stored_demo_ids`), it completes
+    that load: a wave is whole or absent, and later waves refer to the ids already there.
+    """
+    ids: dict[str, str] = dict(stored or {})
+    written: list[str] = []
     for wave in ingest_waves(CAPSULES):
-        assigned = target.ingest({"items": [ingest_item(capsule, ids, now) for capsule in wave]})["ids"]
-        ids.update(zip((capsule.key for capsule in wave), assigned))
-    return list(ids.values())
+        missing = [capsule for capsule in wave if capsule.key not in ids]
+        if not missing:
+            continue
+        assigned = target.ingest({"items": [ingest_item(capsule, ids, now) for capsule in missing]})["ids"]
+        ids.update(zip((capsule.key for capsule in missing), assigned))
+        written += assigned
+    return written
 
 
 def reset_demo(db: Any) -> int:
@@ -148,12 +175,14 @@ def run(args: argparse.Namespace) -> int:
             finally:
                 if service is None:
                     db.close()
-        if demo_is_loaded(target):
+        stored = stored_demo_ids(target)
+        if demo_is_loaded(target, stored):
             print(f"The demo project '{DEMO_PREFIX}' is already loaded; nothing written "
                   f"(--reset reloads it).", file=sys.stderr)
         else:
-            ids = load_demo(target, service.clock() if service else system_clock())
-            print(f"Loaded the demo project '{DEMO_PREFIX}': {len(ids)} capsules ({ids[0]}..{ids[-1]}).",
+            ids = load_demo(target, service.clock() if service else system_clock(), stored)
+            what = "Completed an earlier partial load of" if stored else "Loaded"
+            print(f"{what} the demo project '{DEMO_PREFIX}': {len(ids)} capsules ({ids[0]}..{ids[-1]}).",
                   file=sys.stderr)
         pack = target.bootstrap(pack_request())
     finally:
