@@ -1,8 +1,14 @@
 // Idempotency: delete at most $limit expired keys (the index on expires_at makes this a range seek).
 // Run after each keyed write in its own small transaction, so the store never grows without bound
 // and no single clean-up is ever large.
+// The SET takes each key's write lock before the delete decides: a write that is re-recording an
+// expired key (a reuse after the TTL) holds that lock, so the purge waits for it to commit and then
+// reads expires_at again, keeping the key it just made live instead of deleting its stored result.
 MATCH (k:IdempotencyKey)
 WHERE k.expires_at <= $now
 WITH k LIMIT $limit
+SET k.purge_checked_at = $now
+WITH k
+WHERE k.expires_at <= $now
 DELETE k
 RETURN count(*) AS purged

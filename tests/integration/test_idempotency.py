@@ -25,7 +25,7 @@ from starlette.testclient import TestClient
 
 from graphsvc.clock import fixed_clock
 from graphsvc.service import GraphService
-from graphsvc.store.idempotency import PURGE_BATCH
+from graphsvc.store.idempotency import PURGE_BATCH, purge_expired
 from graphsvc.surfaces.http.app import create_app
 
 from .live_server import LiveServer
@@ -190,6 +190,31 @@ def test_keys_expire_after_the_ttl_and_are_purged_in_bounded_batches(db):
     assert remaining == 50  # one keyed write purges at most PURGE_BATCH expired keys
     http.post("/v1/capsules", json=FACT, headers=keyed("k-3"))
     assert count(db, "MATCH (k:IdempotencyKey) WHERE k.key STARTS WITH 'old-' RETURN count(k)") == 0
+
+
+def test_a_purge_keeps_a_key_that_a_concurrent_write_is_re_recording(db):
+    # An expired key is being reused: the write holds its lock and gives it a new expiry while a
+    # purge that read the old one waits. Deleting it then would lose the new write's stored result,
+    # and a retry of that write would run again.
+    db._driver.execute_query("CREATE (:IdempotencyKey {caller: '', key: 'k', expires_at: $at})", at=NOW)
+    purged: list[int] = []
+    with db._driver.session() as session:
+        tx = session.begin_transaction()
+        tx.run("MATCH (k:IdempotencyKey {caller: '', key: 'k'}) SET k.expires_at = $later",
+               later=NOW + timedelta(hours=48)).consume()
+        purger = threading.Thread(target=lambda: purged.append(purge_expired(db, NOW + timedelta(hours=1))))
+        purger.start()
+        deadline = time.monotonic() + 30
+        while not any(row["status"].startswith("Blocked") for row in db._driver.execute_query(
+                "SHOW TRANSACTIONS YIELD currentQuery, status WHERE currentQuery CONTAINS 'DELETE k' "
+                "RETURN status").records):
+            assert time.monotonic() < deadline, "the purge never waited for the key's lock"
+            time.sleep(0.05)
+        tx.commit()
+        purger.join(timeout=30)
+
+    assert purged == [0]
+    assert count(db, "MATCH (k:IdempotencyKey {key: 'k'}) RETURN count(k)") == 1
 
 
 def test_keys_are_scoped_to_the_token_and_only_its_hash_is_stored(db):
