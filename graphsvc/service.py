@@ -216,9 +216,12 @@ class GraphService:
             try:
                 body = import_lines(self.db, lines, progress=progress,
                                     seal=lambda summary: guard(claim, lambda _: summary))
-            except Conflict:
+            except Conflict as conflict:
                 check(self.db, claim)  # the twin that won may have stored its answer by now
-                raise
+                raise Conflict(
+                    f"{conflict.message}. If this is a retry of an import still running under the same "
+                    f"{idempotency.field} '{idempotency.key}', send it again once that import has answered: "
+                    "the retry then gets its result", field=conflict.field) from None
         except Replayed as replay:
             return self._replayed(idempotency, "import", replay)
         purge_expired(self.db, claim.now)
