@@ -29,6 +29,7 @@ from tests.integration.live_server import LiveServer
 
 from . import dataset
 from .bootstrap_latency import SCENARIOS, reusable
+from .term_indexes import rebuild_term_indexes
 
 
 def scope_p50(client: httpx.Client, body: dict[str, Any], requests: int) -> float:
@@ -49,6 +50,9 @@ def main() -> None:
     parser.add_argument("--large", required=True, help="Bolt URI of the large store")
     parser.add_argument("--rounds", type=int, default=6)
     parser.add_argument("--requests", type=int, default=60, help="per scope and round")
+    parser.add_argument("--rebuild-term-indexes", action="store_true",
+                        help="drop and rebuild both stores' full-text term indexes before timing, so the figures "
+                        "do not depend on how often their capsules were rewritten (never beside a serving worker)")
     args = parser.parse_args()
     user, password = os.environ.get("NEO4J_USER", "neo4j"), os.environ.get("NEO4J_PASSWORD", "")
     database = os.environ.get("NEO4J_DATABASE", "neo4j")
@@ -65,6 +69,9 @@ def main() -> None:
             if reusable(db, loaded["capsules"]) is None:
                 raise SystemExit(f"the {side} store does not hold a bench dataset: load it with bench.bootstrap_latency")
             sizes[side] = loaded["capsules"]
+        if args.rebuild_term_indexes:
+            for side, db in stores.items():
+                print(f"rebuilt the {side} store's term indexes in {rebuild_term_indexes(db):.1f} s", flush=True)
         p50s: dict[str, dict[str, list[float]]] = {side: {name: [] for name in bodies} for side in stores}
         with LiveServer(create_app(GraphService(stores["small"], clock=fixed_clock(dataset.NOW)))) as small, \
                 LiveServer(create_app(GraphService(stores["large"], clock=fixed_clock(dataset.NOW)))) as large, \

@@ -30,6 +30,7 @@ from graphsvc.store.db import Database
 
 from . import dataset
 from .bootstrap_latency import SCENARIOS, reusable
+from .term_indexes import rebuild_term_indexes
 
 #: The read after each section's cut, as the shipped statements spell it.
 AFTER_THE_CUT = re.compile(r"YIELD node AS c, score\s+WHERE score >= cut")
@@ -61,6 +62,9 @@ def main() -> None:
     parser.add_argument("--large", required=True, help="Bolt URI of the large store")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--samples", type=int, default=40, help="per scope, store and round")
+    parser.add_argument("--rebuild-term-indexes", action="store_true",
+                        help="drop and rebuild both stores' full-text term indexes before timing, so the figures "
+                        "do not depend on how often their capsules were rewritten (never beside a serving worker)")
     args = parser.parse_args()
     user, password = os.environ.get("NEO4J_USER", "neo4j"), os.environ.get("NEO4J_PASSWORD", "")
     database = os.environ.get("NEO4J_DATABASE", "neo4j")
@@ -72,6 +76,9 @@ def main() -> None:
         for side, db in stores.items():
             if reusable(db, db.query("bench/loaded")[0]["capsules"]) is None:
                 raise SystemExit(f"the {side} store does not hold a bench dataset: load it with bench.bootstrap_latency")
+        if args.rebuild_term_indexes:
+            for side, db in stores.items():
+                print(f"rebuilt the {side} store's term indexes in {rebuild_term_indexes(db):.1f} s", flush=True)
         runs: dict[tuple[str, str], list[float]] = {}
         for round_number in range(args.rounds):
             for name, body in SCENARIOS.items():

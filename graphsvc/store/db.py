@@ -254,15 +254,16 @@ class Database:
                     lambda tx: list(tx.run(cypher.load("ping")))))
                 bookmarks.record_write(session.last_bookmarks())
 
-    def apply_schema(self) -> None:
+    def apply_schema(self, name: str = "schema") -> None:
         """Create the constraints and indexes of `cypher/schema.cypher` if missing (and drop retired ones).
 
         Safe when several processes start at once on a new store: a statement another process
-        settled first (SCHEMA_SETTLED_ELSEWHERE) counts as done.
+        settled first (SCHEMA_SETTLED_ELSEWHERE) counts as done. `name` picks another file of
+        schema statements (the bench drops the full-text indexes to rebuild them).
         """
         timeout = max(self._tx_timeout(), MAINTENANCE_TIMEOUT)
         with self._outage_as_unavailable():
-            for statement in cypher.load_statements("schema"):
+            for statement in cypher.load_statements(name):
                 try:
                     self._driver.execute_query(neo4j.Query(statement, timeout=timeout), database_=self.database)
                 except ClientError as exc:
