@@ -1,7 +1,9 @@
-"""Rebuild the full-text term indexes before timing, so a store's figures do not depend on its write history.
+"""Rebuild the full-text term indexes before timing, so runs start from the same full-text state.
 
-Measured on the 1M store: after every capsule's tokens were rewritten, the terms scopes' 1M/10k
-ratio rose by a fifth to a third until the indexes were rebuilt (README, "What is left of the gap").
+Lucene keeps the documents an update replaced until it merges their segments. Measured on the 1M
+store (README, "What is left of the gap"): after every capsule's tokens were rewritten twice, the
+terms scopes' 1M/10k ratio rose by a fifth to a third; a rebuild won back part of that in the one
+run made. The option removes one source of difference between runs, not the machine's noise.
 """
 
 from __future__ import annotations

@@ -219,9 +219,9 @@ class GraphService:
             except Conflict as conflict:
                 check(self.db, claim)  # the twin that won may have stored its answer by now
                 raise Conflict(
-                    f"{conflict.message}. If this is a retry of an import still running under the same "
-                    f"{idempotency.field} '{idempotency.key}', send it again once that import has answered: "
-                    "the retry then gets its result", field=conflict.field) from None
+                    f"{conflict.message}. {idempotency.field} '{idempotency.key}': if another import under "
+                    "this key is still running, send this one again once it has answered to get its result",
+                    field=conflict.field) from None
         except Replayed as replay:
             return self._replayed(idempotency, "import", replay)
         purge_expired(self.db, claim.now)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -61,7 +60,7 @@ def _rule(error: dict[str, Any], model: type[BaseModel]) -> str:
     return message
 
 
-KEY_RULE = "is a field name that is not valid Unicode text (a lone surrogate); field names must be text"
+FIELD_NAME_RULE = "is not an accepted field name: field names must be valid Unicode text (no lone surrogates)"
 
 
 def _value_at(data: Any, loc: tuple[Any, ...]) -> Any:
@@ -80,8 +79,8 @@ def _describe(item: dict[str, Any], data: Any, model: type[BaseModel]) -> dict[s
     if item.get("type") == "string_unicode":
         owner, name = _value_at(data, loc), item.get("input")
         if isinstance(owner, dict) and isinstance(name, str) and name in owner:
-            escaped = json.dumps(name, ensure_ascii=True)[1:-1]  # "\ud800", never the raw surrogate
-            return {"field": field_path(loc + (escaped,)), "rule": KEY_RULE}
+            escaped = name.encode("utf-8", "backslashreplace").decode("utf-8")  # only the surrogate becomes "\\ud800"
+            return {"field": field_path(loc + (escaped,)), "rule": FIELD_NAME_RULE}
     return {"field": field_path(loc) or None, "rule": _rule(item, model)}
 
 

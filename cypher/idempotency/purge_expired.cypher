@@ -4,11 +4,14 @@
 // The SET takes each key's write lock before the delete decides: a write that is re-recording an
 // expired key (a reuse after the TTL) holds that lock, so the purge waits for it to commit and then
 // reads expires_at again, keeping the key it just made live instead of deleting its stored result.
+// (EXPLAIN: `k.expires_at` here would be `cache[k.expires_at]` from the index seek; the write to k
+// happens to invalidate that cache today, `properties(k)` does not depend on it.)
+// A key the purge keeps carries purge_checked_at (when a purge last looked at it); nothing reads it.
 MATCH (k:IdempotencyKey)
 WHERE k.expires_at <= $now
 WITH k LIMIT $limit
 SET k.purge_checked_at = $now
 WITH k
-WHERE k.expires_at <= $now
+WHERE properties(k).expires_at <= $now  // read from the store: `k.expires_at` may be planned from the seek's cache
 DELETE k
 RETURN count(*) AS purged

@@ -258,8 +258,8 @@ class Database:
         """Create the constraints and indexes of `cypher/schema.cypher` if missing (and drop retired ones).
 
         Safe when several processes start at once on a new store: a statement another process
-        settled first (SCHEMA_SETTLED_ELSEWHERE) counts as done. `name` picks another file of
-        schema statements (the bench drops the full-text indexes to rebuild them).
+        settled first (SCHEMA_SETTLED_ELSEWHERE) counts as done. `name` runs another file of
+        schema statements the same way (the bench drops the full-text term indexes with one).
         """
         timeout = max(self._tx_timeout(), MAINTENANCE_TIMEOUT)
         with self._outage_as_unavailable():

@@ -111,22 +111,24 @@ def test_demo_command_through_http_is_idempotent(db, neo4j_target):
     assert printed_pack(second.stdout)[1]["handles"] == pack["handles"]
 
 
-def test_a_run_after_a_failed_wave_completes_the_load(db, neo4j_target):
+def test_a_load_that_failed_part_way_is_reported_not_called_loaded(db, neo4j_target):
     service = GraphService(db)
     ids: dict[str, str] = {}
-    for wave in ingest_waves(CAPSULES)[:2]:  # as if the third wave's batch had failed
+    waves = ingest_waves(CAPSULES)
+    for wave in waves[:2]:  # as if the third wave's batch had failed
         assigned = service.ingest({"items": [ingest_item(capsule, ids, service.clock()) for capsule in wave]})["ids"]
         ids.update(zip((capsule.key for capsule in wave), assigned))
+    stored = len(waves[0]) + len(waves[1])
     assert not demo_is_loaded(service)
 
     result = demo_command(neo4j_target)
 
-    assert "Completed an earlier partial load of the demo project 'shop'" in result.stderr
-    assert capsule_count(db) == len(CAPSULES)  # nothing stored twice
-    edges = db._driver.execute_query("MATCH (:Capsule)-[r:BLOCKS|SUPERSEDES]->(:Capsule) RETURN count(r) AS n")
-    assert edges.records[0]["n"] == sum(len(c.blocked_by) + len(c.supersedes) for c in CAPSULES)
-    assert_demo_pack(printed_pack(result.stdout)[1])
-    assert "already loaded" in demo_command(neo4j_target).stderr
+    assert f"holds {stored} of the {len(CAPSULES)} sample capsules and 0 other" in result.stderr
+    assert "nothing written" in result.stderr and "--reset" in result.stderr
+    assert capsule_count(db) == stored
+    reloaded = demo_command(neo4j_target, "--reset")
+    assert capsule_count(db) == len(CAPSULES)
+    assert_demo_pack(printed_pack(reloaded.stdout)[1])
 
 
 def test_reset_reloads_only_the_demo_subtree(db, neo4j_target):

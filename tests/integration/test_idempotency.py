@@ -161,7 +161,7 @@ def test_relate_update_tombstone_and_import_replay_their_first_answer(client, db
     # ids already stored under another key (or a twin still running): a 409 that says how to get the answer
     twin = client.post("/v1/capsules/import", content=exported, headers={**ndjson, **keyed("imp-2")})
     assert twin.status_code == 409 and twin.json()["error"]["field"] == "line[1].capsule.id"
-    assert "still running under the same Idempotency-Key 'imp-2'" in twin.json()["error"]["message"]
+    assert "Idempotency-Key 'imp-2': if another import under this key is still running" in twin.json()["error"]["message"]
     unkeyed = client.post("/v1/capsules/import", content=exported, headers={"content-type": "application/x-ndjson"})
     assert unkeyed.status_code == 409 and "Idempotency-Key" not in unkeyed.json()["error"]["message"]
     assert capsules(db) == 2

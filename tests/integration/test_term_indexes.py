@@ -10,9 +10,10 @@ from graphsvc.store import cypher
 from .bootstrap_support import NOW, Store
 
 
-def fulltext_indexes(db) -> dict[str, str]:
-    records = db._driver.execute_query("SHOW FULLTEXT INDEXES YIELD name, state RETURN name, state").records
-    return {record["name"]: record["state"] for record in records}
+def fulltext_indexes(db) -> dict[str, tuple[str, int]]:
+    """name -> (state, id); a rebuilt index comes back under its name with a new id."""
+    records = db._driver.execute_query("SHOW FULLTEXT INDEXES YIELD name, state, id RETURN name, state, id").records
+    return {record["name"]: (record["state"], record["id"]) for record in records}
 
 
 def test_the_drop_file_names_every_fulltext_index_the_schema_creates():
@@ -37,8 +38,12 @@ def test_rebuilding_the_term_indexes_keeps_every_pack(db):
     # terms lifted the old refund rows above the fresh ones: the indexes were in use
     assert before[0]["decisions"][0]["headline"].startswith("Refund webhooks")
 
+    old = fulltext_indexes(db)
+
     rebuild_term_indexes(db)
 
-    assert fulltext_indexes(db) == {name: "ONLINE" for name in
-                                    ("constraint_terms", "decision_terms", "failure_pattern_terms", "task_terms")}
+    new = fulltext_indexes(db)
+    names = {"constraint_terms", "decision_terms", "failure_pattern_terms", "task_terms"}
+    assert set(new) == set(old) == names
+    assert all(new[name][0] == "ONLINE" and new[name][1] != old[name][1] for name in names)
     assert [service.bootstrap(request) for request in requests] == before

@@ -2,9 +2,10 @@
 
 Without `--url` it works through the service object directly (Neo4j from the
 environment); with `--url` it goes through a running HTTP service, exactly as an
-agent would (`make demo` does that after `make up`). Loading is idempotent: once
-the whole sample is stored nothing is written, and a run after one that failed
-half-way writes only the waves still missing. `--reset` first deletes
+agent would (`make demo` does that after `make up`). Loading is idempotent: it
+writes only into an empty `shop` subtree, says "already loaded" once the whole
+sample is there, and otherwise (a load that failed part-way, or capsules of
+your own) writes nothing and says what it found. `--reset` first deletes
 the `shop` subtree (and only it) straight in Neo4j, because the API itself
 never deletes (tombstones only mark).
 """
@@ -17,6 +18,7 @@ import sys
 import urllib.error
 import urllib.parse
 import urllib.request
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
 
@@ -79,44 +81,53 @@ class HttpTarget:
         return self._call("POST", "/v1/memory_bootstrap", data)
 
 
-def stored_demo_ids(target: DemoTarget) -> dict[str, str]:
-    """The sample capsules already stored (not tombstoned), by key: matched on project, kind and content."""
+@dataclass(frozen=True)
+class DemoState:
+    """What the demo subtree holds: the sample capsules found there (by key) and how many others."""
+
+    sample: frozenset[str]
+    others: int
+
+    @property
+    def loaded(self) -> bool:
+        """The last wave is stored: waves commit in order, so a load ran to its end."""
+        return all(capsule.key in self.sample for capsule in ingest_waves(CAPSULES)[-1])
+
+    @property
+    def empty(self) -> bool:
+        return not self.sample and not self.others
+
+
+def demo_state(target: DemoTarget) -> DemoState:
+    """Page through the live capsules under the demo prefix, matching the sample on project, kind and content."""
     wanted = {(capsule.project_id, capsule.kind, capsule.content): capsule.key for capsule in CAPSULES}
-    found: dict[str, str] = {}
+    sample: set[str] = set()
+    others = 0
     request: dict[str, Any] = {"project_prefix": DEMO_PREFIX, "limit": 500}
     while True:
         page = target.list(request)
         for stored in page["capsules"]:
             key = wanted.get((stored["project_id"], stored["kind"], stored["content"]))
-            if key is not None:
-                found.setdefault(key, stored["id"])
+            if key is None:
+                others += 1
+            else:
+                sample.add(key)
         if not page.get("next_cursor"):
-            return found
+            return DemoState(frozenset(sample), others)
         request = {**request, "cursor": page["next_cursor"]}
 
 
-def demo_is_loaded(target: DemoTarget, stored: dict[str, str] | None = None) -> bool:
-    """True when the last wave is stored: waves commit in order, so the load then ran to its end."""
-    stored = stored_demo_ids(target) if stored is None else stored
-    return all(capsule.key in stored for capsule in ingest_waves(CAPSULES)[-1])
+def demo_is_loaded(target: DemoTarget) -> bool:
+    return demo_state(target).loaded
 
 
-def load_demo(target: DemoTarget, now: datetime, stored: dict[str, str] | None = None) -> list[str]:
-    """Ingest the sample capsules not yet `stored`, wave by wave (each wave one all-or-nothing batch).
-
-    Returns the ids written. Given what a failed earlier run left (`stored_demo_ids`), it completes
-    that load: a wave is whole or absent, and later waves refer to the ids already there.
-    """
-    ids: dict[str, str] = dict(stored or {})
-    written: list[str] = []
+def load_demo(target: DemoTarget, now: datetime) -> list[str]:
+    """Ingest the sample project wave by wave (each wave one all-or-nothing batch); the new ids."""
+    ids: dict[str, str] = {}
     for wave in ingest_waves(CAPSULES):
-        missing = [capsule for capsule in wave if capsule.key not in ids]
-        if not missing:
-            continue
-        assigned = target.ingest({"items": [ingest_item(capsule, ids, now) for capsule in missing]})["ids"]
-        ids.update(zip((capsule.key for capsule in missing), assigned))
-        written += assigned
-    return written
+        assigned = target.ingest({"items": [ingest_item(capsule, ids, now) for capsule in wave]})["ids"]
+        ids.update(zip((capsule.key for capsule in wave), assigned))
+    return list(ids.values())
 
 
 def reset_demo(db: Any) -> int:
@@ -175,15 +186,19 @@ def run(args: argparse.Namespace) -> int:
             finally:
                 if service is None:
                     db.close()
-        stored = stored_demo_ids(target)
-        if demo_is_loaded(target, stored):
+        state = demo_state(target)
+        if state.loaded:
             print(f"The demo project '{DEMO_PREFIX}' is already loaded; nothing written "
                   f"(--reset reloads it).", file=sys.stderr)
-        else:
-            ids = load_demo(target, service.clock() if service else system_clock(), stored)
-            what = "Completed an earlier partial load of" if stored else "Loaded"
-            print(f"{what} the demo project '{DEMO_PREFIX}': {len(ids)} capsules ({ids[0]}..{ids[-1]}).",
+        elif state.empty:
+            ids = load_demo(target, service.clock() if service else system_clock())
+            print(f"Loaded the demo project '{DEMO_PREFIX}': {len(ids)} capsules ({ids[0]}..{ids[-1]}).",
                   file=sys.stderr)
+        else:
+            print(f"Project '{DEMO_PREFIX}' holds {len(state.sample)} of the {len(CAPSULES)} sample capsules and "
+                  f"{state.others} other live capsule(s), not a whole sample (a load that failed part-way, or "
+                  f"capsules of your own); nothing written. --reset deletes the '{DEMO_PREFIX}' subtree and loads "
+                  "the sample.", file=sys.stderr)
         pack = target.bootstrap(pack_request())
     finally:
         if service is not None:
