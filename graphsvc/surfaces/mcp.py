@@ -14,7 +14,6 @@ streamable HTTP at `/mcp` inside the Starlette app (`McpHttpEndpoint`).
 
 from __future__ import annotations
 
-import copy
 import json
 import logging
 from dataclasses import dataclass
@@ -26,7 +25,8 @@ from mcp.server.stdio import stdio_server
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
-from pydantic import BaseModel, Field, TypeAdapter
+from pydantic import BaseModel, Field
+from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from graphsvc import __version__
@@ -37,7 +37,6 @@ from graphsvc.models import (
     MAX_BATCH,
     BootstrapRequest,
     CapsuleId,
-    CapsuleIn,
     CapsuleUpdate,
     IngestBatch,
     ListRequest,
@@ -51,6 +50,17 @@ from graphsvc.store.idempotency import KEY_RULE, IdempotencyKey
 from graphsvc.surfaces import deadline
 from graphsvc.surfaces.http.auth import CALLER_STATE
 from graphsvc.surfaces.http.request_id import request_id_of
+from graphsvc.surfaces.mcp_schemas import (
+    Capsule,
+    CapsulePage,
+    CapsulesResult,
+    IdsResult,
+    PackResult,
+    RelateResult,
+    TombstoneResult,
+    model_input_schema,
+    output_schema,
+)
 from graphsvc.validation import parse
 
 log = logging.getLogger(__name__)
@@ -80,8 +90,10 @@ class CapsuleRefArgs(StrictModel):
 
 
 def _schema(model: type[BaseModel], descriptions: dict[str, str] | None = None) -> dict[str, Any]:
-    """The model's JSON schema (by alias), with agent-facing property descriptions layered on."""
-    schema = model.model_json_schema(by_alias=True)
+    """The model's input schema in the form every client accepts (mcp_schemas), with agent-facing
+    property descriptions layered on."""
+    schema = model_input_schema(model)
+    schema.pop("description", None)  # the model's docstring speaks to developers; the tool description to agents
     for name, text in (descriptions or {}).items():
         schema["properties"][name]["description"] = text
     return schema
@@ -105,24 +117,19 @@ def _with_key(schema: dict[str, Any]) -> dict[str, Any]:
 
 
 def _ingest_schema() -> dict[str, Any]:
-    """One capsule at the top level, or {"items": [...]}: the two shapes service.ingest accepts.
+    """{"items": [capsule, ...]}: one capsule is a list of one.
 
-    MCP requires `type: object` at the root; each anyOf member keeps additionalProperties false.
-    Both members also take idempotency_key, so the items of a batch point at a copy without it.
+    The service also takes a lone capsule's fields at the top level (SPEC §5, the HTTP API's short
+    form), and the tool still accepts them from callers that learned it, but the schema names only
+    `items`: offering both shapes needs a root anyOf, which model providers refuse.
     """
-    schema = TypeAdapter(CapsuleIn | IngestBatch).json_schema(by_alias=True)
-    defs = schema["$defs"]
-    defs["Capsule"] = copy.deepcopy(defs["CapsuleIn"])
-    defs["IngestBatch"]["properties"]["items"]["items"] = {"$ref": "#/$defs/Capsule"}
-    _with_key(defs["CapsuleIn"])
-    _with_key(defs["IngestBatch"])
-    return {"type": "object", "title": "IngestArgs", **schema}
+    return _with_key(_schema(IngestBatch))
 
 
 def _update_schema() -> dict[str, Any]:
     """memory_update takes the capsule id next to the CapsuleUpdate fields, flat."""
     schema = _schema(CapsuleUpdate)
-    ref = CapsuleRefArgs.model_json_schema()["properties"]["id"]
+    ref = model_input_schema(CapsuleRefArgs)["properties"]["id"]
     schema["properties"] = {"id": ref, **schema["properties"]}
     schema["required"] = ["id", *schema.get("required", [])]
     schema["title"] = "UpdateArgs"
@@ -139,6 +146,7 @@ class ToolSpec:
     description: str
     input_schema: Callable[[], dict[str, Any]]
     call: Callable[..., dict[str, Any]]  # (service, args) or, for writes, (service, args, key)
+    output: type[BaseModel]  # the result's shape (mcp_schemas); its outputSchema also admits the error body
     read_only: bool = False
     idempotent: bool = False
     destructive: bool = False
@@ -153,6 +161,7 @@ class ToolSpec:
             title=self.title,
             description=self.description + (BOOKMARK_READ_NOTE if self.read_only else BOOKMARK_WRITE_NOTE),
             input_schema=with_bookmark_argument(schema) if self.read_only else schema,
+            output_schema=output_schema(self.output, bookmark=not self.read_only),
             annotations=types.ToolAnnotations(
                 title=self.title,
                 read_only_hint=self.read_only,
@@ -214,8 +223,8 @@ BOOTSTRAP_FIELDS = {
 }
 
 INGEST_DESCRIPTION = """\
-Store new memory capsules (the write half of the loop). Send {"items": [capsule, ...]} with 1 to 1000 capsules; \
-a single capsule's fields at the top level are accepted too. A capsule needs project_id, kind (constraint, \
+Store new memory capsules (the write half of the loop). Send {"items": [capsule, ...]} with 1 to 1000 capsules \
+(one capsule: a list of one). A capsule needs project_id, kind (constraint, \
 decision, failure_pattern, task, epic, fact, procedure, doc, capability, brainstorm) and content (the first \
 non-empty line becomes the headline unless you give one). Optional: tier (active/archived/stale), status \
 (task/epic only: open/done), valid_to (ISO-8601 expiry with timezone), supersedes [ids] (this capsule replaces \
@@ -307,19 +316,21 @@ TOMBSTONE_DESCRIPTION += RETRY_NOTE
 
 TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec("memory_bootstrap", "Cold-start pack", BOOTSTRAP_DESCRIPTION,
-             lambda: _schema(BootstrapRequest, BOOTSTRAP_FIELDS), _bootstrap, read_only=True, canonical_text=True),
+             lambda: _schema(BootstrapRequest, BOOTSTRAP_FIELDS), _bootstrap, PackResult, read_only=True,
+             canonical_text=True),
     ToolSpec("memory_get", "Read capsules by id", GET_DESCRIPTION,
-             lambda: _schema(CapsuleIdsArgs), _get, read_only=True),
-    ToolSpec("memory_ingest", "Store capsules", INGEST_DESCRIPTION, _ingest_schema, _ingest),
+             lambda: _schema(CapsuleIdsArgs), _get, CapsulesResult, read_only=True),
+    ToolSpec("memory_ingest", "Store capsules", INGEST_DESCRIPTION, _ingest_schema, _ingest, IdsResult),
     # destructive: `remove` deletes edges
-    ToolSpec("memory_relate", "Add or remove edges", RELATE_DESCRIPTION, lambda: _with_key(_schema(RelateRequest)), _relate,
-             idempotent=True, destructive=True),
+    ToolSpec("memory_relate", "Add or remove edges", RELATE_DESCRIPTION, lambda: _with_key(_schema(RelateRequest)),
+             _relate, RelateResult, idempotent=True, destructive=True),
     # destructive: overwrites headline/content/status/tier/valid_to in place
-    ToolSpec("memory_update", "Change a capsule", UPDATE_DESCRIPTION, _update_schema, _update, idempotent=True,
-             destructive=True),
+    ToolSpec("memory_update", "Change a capsule", UPDATE_DESCRIPTION, _update_schema, _update, Capsule,
+             idempotent=True, destructive=True),
     ToolSpec("memory_tombstone", "Retire capsules", TOMBSTONE_DESCRIPTION, lambda: _with_key(_schema(CapsuleIdsArgs)),
-             _tombstone, idempotent=True, destructive=True),
-    ToolSpec("memory_list", "Browse capsules", LIST_DESCRIPTION, lambda: _schema(ListRequest), _list, read_only=True),
+             _tombstone, TombstoneResult, idempotent=True, destructive=True),
+    ToolSpec("memory_list", "Browse capsules", LIST_DESCRIPTION, lambda: _schema(ListRequest), _list, CapsulePage,
+             read_only=True),
 )
 TOOLS_BY_NAME = {spec.name: spec for spec in TOOLS}
 
@@ -417,6 +428,35 @@ def build_server(service: GraphService) -> Server[Any]:
 # ---------------------------------------------------------------- transports
 
 
+NO_STREAM_MESSAGE = (
+    "graphsvc sends nothing unasked, so it opens no event stream: GET and DELETE are not served here (MCP "
+    "streamable HTTP lets a server answer 405). POST each JSON-RPC message to this URL; every answer comes back "
+    "in the POST's own response.")
+
+
+class PostOnly:
+    """Only POST reaches the MCP transport; GET (the server-to-client event stream) and DELETE (end a
+    session) get 405 with `Allow: POST`.
+
+    The server is stateless and has no notification to push, so a GET stream would stay open and
+    silent for as long as a client is connected, holding one of the process's in-flight slots
+    (LoadShedding) that a real call needs: a few dozen idle agents would lock every caller out.
+    The SDK clients treat 405 on GET as "no stream offered" and carry on with POSTs, so an idle
+    agent now holds nothing here but, at most, a keep-alive socket that uvicorn closes after its
+    keep-alive timeout.
+    """
+
+    def __init__(self, app: Any):
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["method"] == "POST":
+            await self.app(scope, receive, send)
+            return
+        body = {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": NO_STREAM_MESSAGE}}
+        await JSONResponse(body, status_code=405, headers={"Allow": "POST"})(scope, receive, send)
+
+
 class McpHttpEndpoint:
     """Streamable HTTP at `path`, to mount in the service's Starlette app.
 
@@ -440,7 +480,7 @@ class McpHttpEndpoint:
         self.manager = StreamableHTTPSessionManager(
             app=build_server(service), stateless=True, json_response=True, security_settings=security
         )
-        self.route = Route(path, endpoint=StreamableHTTPASGIApp(self.manager))
+        self.route = Route(path, endpoint=PostOnly(StreamableHTTPASGIApp(self.manager)))
 
     def run(self) -> Any:
         return self.manager.run()

@@ -73,9 +73,8 @@ def test_lists_the_seven_tools_with_descriptions_and_model_schemas(connect):
     for tool in tools.values():
         assert tool.description and len(tool.description) > 200, tool.name
         assert tool.input_schema["type"] == "object", tool.name
-        shapes = [tool.input_schema["$defs"][member["$ref"].rsplit("/", 1)[1]]
-                  for member in tool.input_schema.get("anyOf", [])] or [tool.input_schema]
-        assert all(shape["additionalProperties"] is False for shape in shapes), tool.name
+        assert tool.input_schema["additionalProperties"] is False, tool.name
+        assert tool.output_schema["type"] == "object", tool.name  # the rules' full lint: tests/unit/test_mcp_schemas.py
 
     bootstrap = tools["memory_bootstrap"]
     # `bookmark` (read-your-writes, graphsvc.store.bookmarks) rides next to the request model's fields
@@ -86,17 +85,16 @@ def test_lists_the_seven_tools_with_descriptions_and_model_schemas(connect):
                   "ADVISORY_NOT_AUTHORITY", "never interprets intent", "token_budget"):
         assert words in bootstrap.description, words
     assert bootstrap.annotations.read_only_hint is True
-    # memory_ingest takes one capsule at the top level or {"items": [...]}, as its description says
+    # memory_ingest takes {"items": [...]}: one capsule is a list of one (no root anyOf, see mcp_schemas)
     ingest = tools["memory_ingest"]
-    assert "single capsule" in ingest.description
-    assert [member["$ref"].rsplit("/", 1)[1] for member in ingest.input_schema["anyOf"]] == ["CapsuleIn", "IngestBatch"]
-    assert ingest.input_schema["$defs"]["CapsuleIn"]["required"] == ["project_id", "kind", "content"]
-    assert ingest.input_schema["$defs"]["IngestBatch"]["required"] == ["items"]
+    assert "list of one" in ingest.description
+    assert ingest.input_schema["required"] == ["items"]
+    assert ingest.input_schema["properties"]["items"]["items"]["required"] == ["project_id", "kind", "content"]
     destructive = {name for name, tool in tools.items() if tool.annotations.destructive_hint}
     assert destructive == {"memory_update", "memory_relate", "memory_tombstone"}
     assert "409" in tools["memory_update"].description and "tombstoned" in tools["memory_update"].description
     assert tools["memory_update"].input_schema["required"][0] == "id"
-    assert set(tools["memory_relate"].input_schema["$defs"]["Edge"]["properties"]) == {"type", "from", "to"}
+    assert set(tools["memory_relate"].input_schema["properties"]["add"]["items"]["properties"]) == {"type", "from", "to"}
 
 
 def test_ingest_then_bootstrap_returns_the_pack(connect):

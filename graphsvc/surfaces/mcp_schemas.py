@@ -1,0 +1,228 @@
+"""Tool schemas that every MCP client and model provider accepts.
+
+The tools' inputs are validated by the pydantic models of graphsvc.models (the HTTP API's), but the
+JSON Schema pydantic writes for them is not what clients can use as it is:
+
+* Model providers refuse a tool whose `input_schema` has `anyOf`/`oneOf`/`allOf` (or `not`, `if`)
+  at its root, and refuse the whole request, so one such tool breaks every call of an agent that
+  has graphsvc configured. The root is always `{"type": "object", "properties": …}`.
+* `str | None = None` comes out as `anyOf [{type: string}, {type: null}]`. Generic clients read a
+  property's `type` to convert what a user typed (the Inspector CLI sends `terms='["x"]'` as a
+  string when it finds no `type: array`), so an optional field is its plain type, left out of
+  `required`; the server still treats an explicit null as "not given".
+* `$ref` into `$defs` is resolved by some clients and not by others: definitions are inlined (the
+  models have no recursive types, so inlining terminates).
+
+`outputSchema`s are declared for every tool so clients can validate `structuredContent`. A tool
+error carries the HTTP error body (`{"error": {...}}`) as its structured content, so each output
+schema lists `error` beside the result's fields and requires none at the root: an object that is
+a result or an error meets it, and every field that is present is checked strictly.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from graphsvc.models import Kind, Status, Tier
+
+#: Keywords a provider refuses at the root of a tool's input schema.
+ROOT_COMBINATORS = ("anyOf", "oneOf", "allOf", "not", "if", "then", "else")
+
+
+def _resolve(node: Any, defs: dict[str, Any], nullable: bool) -> Any:
+    if isinstance(node, list):
+        return [_resolve(item, defs, nullable) for item in node]
+    if not isinstance(node, dict):
+        return node
+    if "$ref" in node:
+        name = node["$ref"].rsplit("/", 1)[1]
+        merged = {**copy.deepcopy(defs[name]), **{k: v for k, v in node.items() if k != "$ref"}}
+        return _resolve(merged, defs, nullable)
+    node = {key: _resolve(value, defs, nullable) for key, value in node.items()}
+    if nullable:
+        return node
+    members = node.get("anyOf")
+    if isinstance(members, list) and any(member == {"type": "null"} for member in members):
+        kept = [member for member in members if member != {"type": "null"}]
+        if len(kept) == 1:  # T | None: the plain T, its own keywords kept beside the annotations
+            node = {**{k: v for k, v in node.items() if k != "anyOf"}, **kept[0]}
+            if node.get("default", 0) is None:
+                del node["default"]
+    return node
+
+
+def plain_schema(schema: dict[str, Any], *, nullable: bool = False) -> dict[str, Any]:
+    """`schema` with every `$ref` inlined and, unless `nullable`, every nullable `anyOf` reduced to
+    its plain type (inputs: null means "not given" anyway; outputs keep null where a result sends it,
+    such as the last page's `next_cursor`)."""
+    schema = copy.deepcopy(schema)
+    defs = schema.pop("$defs", {})
+    return _resolve(schema, defs, nullable)
+
+
+def model_input_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """The input schema of a tool whose arguments are `model` (by alias, as the HTTP API reads them)."""
+    return plain_schema(model.model_json_schema(by_alias=True))
+
+
+# ---------------------------------------------------------------- results
+# Shapes the service returns (graphsvc.core.pack, graphsvc.store.records, graphsvc.service), written
+# as models so their schema comes out of the same generator as the inputs'. The tests validate real
+# results of every tool against them, so a new field in a result fails there first.
+
+
+class _Out(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ErrorDetail(_Out):
+    field: str
+    rule: str
+
+
+class ErrorInfo(_Out):
+    code: str = Field(description="machine-readable: bad_request, invalid_input, not_found, conflict, unavailable, …")
+    message: str = Field(description="what was wrong and how to correct the call")
+    field: str | None = Field(default=None, description="the argument that broke a rule, e.g. items[1].kind")
+    details: list[ErrorDetail] | None = Field(default=None, description="every field that broke a rule")
+    request_id: str | None = Field(default=None, description="quote it to an operator; it is in the server's log")
+    retry_after: int | None = Field(default=None, description="seconds to wait before retrying (unavailable)")
+
+
+class PackRow(_Out):
+    id: str
+    headline: str
+    project_id: str
+    excerpt: str | None = Field(default=None, description="the content on one line, when it adds to the headline")
+
+
+class TrapRow(PackRow):
+    tier: Tier
+    superseded: bool
+
+
+class ReadySection(_Out):
+    state: Literal["next_action", "nothing_ready", "cycle"]
+    next_action: PackRow | None = Field(default=None, description="the ONE thing to do next (state next_action)")
+    ready: list[PackRow] | None = Field(default=None, description="the other ready tasks, at most 10")
+    cycle: list[str] | None = Field(default=None, description="one concrete BLOCKS cycle to repair (state cycle)")
+    message: str | None = None
+
+
+class Scope(_Out):
+    project_id: str | None = None
+    project_prefix: str | None = None
+    terms: list[str] | None = None
+
+
+class Budget(_Out):
+    token_budget: int
+    used_tokens: int
+    floor_tokens: int
+    trimmed_by_budget: int
+
+
+class PackResult(_Out):
+    advisory: Literal["ADVISORY_NOT_AUTHORITY"]
+    notice: str
+    as_of: str
+    scope: Scope | None = Field(default=None, description="the fences and terms of the request, when any")
+    constraints: list[PackRow] | None = None
+    constraints_total: int
+    ready: ReadySection | None = Field(default=None, description="always present unless token_budget is 0")
+    ready_total: int
+    decisions: list[PackRow] | None = None
+    decisions_total: int
+    traps: list[TrapRow] | None = None
+    traps_total: int
+    handles: list[str] | None = None
+    budget: Budget
+
+
+class EdgeOut(_Out):
+    type: Literal["BLOCKS", "SUPERSEDES"]
+    to: str
+
+
+class EdgeIn(_Out):
+    type: Literal["BLOCKS", "SUPERSEDES"]
+    from_: str = Field(alias="from")
+
+
+class Edges(_Out):
+    out: list[EdgeOut]
+    in_: list[EdgeIn] = Field(alias="in")
+
+
+class Capsule(BaseModel):
+    """A stored capsule as memory_get returns it. Open: a property an operator set in Neo4j Browser
+    is returned too, and a client validating the result must not refuse it."""
+
+    model_config = ConfigDict(extra="allow")
+
+    id: str
+    project_id: str
+    kind: Kind
+    tier: Tier
+    headline: str
+    content: str
+    status: Status | None = Field(default=None, description="tasks and epics only")
+    created_at: str
+    updated_at: str
+    valid_to: str | None = None
+    tombstoned_at: str | None = None
+    tombstoned: bool
+    superseded: bool
+    expired: bool
+    edges: Edges
+
+
+class CapsulesResult(_Out):
+    capsules: list[Capsule]
+
+
+class CapsulePage(_Out):
+    capsules: list[Capsule]
+    next_cursor: str | None = Field(default=None, description="pass it back for the next page; absent on the last")
+
+
+class IdsResult(_Out):
+    ids: list[str] = Field(description="the new capsules' ids, in item order")
+
+
+class EdgeRef(_Out):
+    type: Literal["BLOCKS", "SUPERSEDES"]
+    from_: str = Field(alias="from")
+    to: str
+
+
+class RelateResult(_Out):
+    added: int
+    already_present: list[EdgeRef]
+    removed: int
+    not_present: list[EdgeRef]
+
+
+class TombstoneResult(_Out):
+    tombstoned: list[str]
+    already_tombstoned: list[str]
+
+
+def output_schema(model: type[BaseModel], *, bookmark: bool) -> dict[str, Any]:
+    """A tool's outputSchema: the result's fields and the error body's, none required at the root."""
+    schema = plain_schema(model.model_json_schema(by_alias=True), nullable=True)
+    properties = dict(schema["properties"])
+    extra = schema.get("additionalProperties", False)
+    if bookmark:
+        properties["bookmark"] = {"type": "string",
+                                  "description": "pass it to a later read tool call to read this write"}
+    properties["error"] = plain_schema(ErrorInfo.model_json_schema(), nullable=True)
+    properties["error"]["description"] = "present only on a tool error (isError true): what to correct"
+    return {"type": "object", "title": schema.get("title", model.__name__), "properties": properties,
+            "additionalProperties": extra}
+
+
+__all__ = ["ROOT_COMBINATORS", "model_input_schema", "output_schema", "plain_schema"]
