@@ -247,3 +247,84 @@ def test_loopback_mcp_refuses_a_foreign_host_or_origin(db):
         foreign_origin = httpx.post(server.url + "/mcp", json=body,
                                     headers={**headers, "origin": "http://evil.example"})
         assert foreign_origin.status_code in (400, 403, 421)
+
+
+def test_every_result_and_tool_error_meets_the_tools_output_schema(connect):
+    """Clients validate structuredContent against outputSchema (the SDK client raises on a mismatch for
+    results; tool errors are checked here, since they carry their body as structuredContent too)."""
+    import jsonschema
+
+    async def scenario(client: Client) -> tuple[Any, list[tuple[str, Any]]]:
+        listing = await client.list_tools()
+        calls = [
+            ("memory_ingest", {"items": [
+                {"project_id": "shop", "kind": "constraint", "content": "Never log card numbers"},
+                {"project_id": "shop", "kind": "task", "content": "Design refunds"},
+                {"project_id": "shop", "kind": "task", "content": "Ship refunds"},
+                {"project_id": "shop", "kind": "decision", "content": "Postgres", "valid_to": "2999-01-01T00:00:00Z"},
+                {"project_id": "shop", "kind": "failure_pattern", "content": "Flaky webhook", "tier": "stale"},
+            ]}),
+            ("memory_ingest", {"items": [{"project_id": "shop", "kind": "task", "content": "Test refunds",
+                                          "blocked_by": ["cap-2", "cap-3"]}]}),
+            ("memory_bootstrap", {"project_prefix": "shop", "terms": ["refund"]}),
+            ("memory_bootstrap", {"token_budget": 0}),
+            ("memory_bootstrap", {"project_id": "nothing-here"}),
+            ("memory_relate", {"add": [{"type": "BLOCKS", "from": "cap-6", "to": "cap-2"}]}),
+            ("memory_bootstrap", {"project_id": "shop"}),  # a cycle
+            ("memory_relate", {"remove": [{"type": "BLOCKS", "from": "cap-6", "to": "cap-2"}]}),
+            ("memory_update", {"id": "cap-2", "status": "done", "idempotency_key": "k-1"}),
+            ("memory_get", {"ids": ["cap-2", "cap-3", "cap-4"]}),
+            ("memory_tombstone", {"ids": ["cap-5"]}),
+            ("memory_list", {"project_id": "shop", "limit": 2}),
+            ("memory_list", {"project_id": "shop", "limit": 500}),  # the last page: next_cursor null
+            # one tool error of each tool
+            ("memory_ingest", {"items": [{"project_id": "shop", "kind": "wish", "content": "x"}]}),
+            ("memory_bootstrap", {"token_budget": -1}),
+            ("memory_get", {"ids": ["cap-404"]}),
+            ("memory_relate", {"add": [{"type": "BLOCKS", "from": "cap-2", "to": "cap-2"}]}),
+            ("memory_update", {"id": "cap-5", "tier": "stale"}),  # tombstoned: conflict
+            ("memory_tombstone", {"ids": []}),
+            ("memory_list", {"project_prefix": "shop/"}),
+        ]
+        return listing, [(name, await client.call_tool(name, args)) for name, args in calls]
+
+    listing, results = session(connect, scenario)
+    schemas = {tool.name: tool.output_schema for tool in listing.tools}
+    assert all(schema is not None for schema in schemas.values())
+    errors = 0
+    for name, result in results:
+        errors += bool(result.is_error)
+        jsonschema.validate(body_of(result), schemas[name])
+    assert [name for name, result in results if result.is_error] == [name for name, _ in results[-7:]], \
+        [body_of(result) for _, result in results if result.is_error][:3]
+    pack = body_of(results[6][1])
+    assert pack["ready"]["state"] == "cycle"
+
+
+def test_get_and_delete_on_mcp_are_405_so_idle_agents_hold_no_slot(db):
+    """An SDK client opens GET /mcp after initialize and keeps it while it idles. Answered with a
+    stream, each one held an in-flight slot: here 2 slots, so 2 idle agents would lock out the rest."""
+    import httpx
+
+    app = create_app(GraphService(db), max_inflight=2)
+    sse = {"accept": "text/event-stream", "mcp-protocol-version": "2025-11-25"}
+    with LiveServer(app) as server:
+        idle = [httpx.Client(base_url=server.url, timeout=10) for _ in range(8)]
+        try:
+            for client in idle:  # each keeps its keep-alive connection, as an idle agent does
+                with client.stream("GET", "/mcp", headers=sse) as response:
+                    assert response.status_code == 405
+                    assert response.headers["allow"] == "POST"
+                    body = json.loads(response.read())
+                    assert "POST each JSON-RPC message" in body["error"]["message"]
+            assert idle[0].delete("/mcp").status_code == 405
+            for _ in range(3):
+                pack = httpx.post(server.url + "/v1/memory_bootstrap", json={}, timeout=30)
+                assert pack.status_code == 200, pack.text
+                listed = httpx.post(server.url + "/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+                                    headers={"accept": "application/json, text/event-stream",
+                                             "mcp-protocol-version": "2025-11-25"}, timeout=30)
+                assert listed.status_code == 200, listed.text
+        finally:
+            for client in idle:
+                client.close()
