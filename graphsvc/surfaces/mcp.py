@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Annotated, Any, Callable
 
 import mcp_types as types
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 from mcp.server import Server
 from mcp.server.stdio import stdio_server
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
@@ -64,6 +65,11 @@ from graphsvc.surfaces.mcp_schemas import (
 from graphsvc.validation import parse
 
 log = logging.getLogger(__name__)
+
+#: What the SDK serves here: the initialize handshake for each dated revision up to 2025-11-25, and
+#: 2026-07-28's stateless request form (every POST carries its version; no initialize). Each one is
+#: exercised by tests/integration/test_mcp.py.
+SERVED_PROTOCOL_VERSIONS: tuple[str, ...] = (*HANDSHAKE_PROTOCOL_VERSIONS, *MODERN_PROTOCOL_VERSIONS)
 
 SERVER_INSTRUCTIONS = (
     "graphsvc is a project memory for coding agents, stored as a graph in Neo4j. Call memory_bootstrap "

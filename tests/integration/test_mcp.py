@@ -328,3 +328,44 @@ def test_get_and_delete_on_mcp_are_405_so_idle_agents_hold_no_slot(db):
         finally:
             for client in idle:
                 client.close()
+
+
+HANDSHAKE_VERSIONS = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"]
+
+
+@pytest.mark.parametrize("version", [*HANDSHAKE_VERSIONS, "2026-07-28"])
+def test_each_served_protocol_version_makes_a_tool_call(db, version):
+    """README's "MCP versions served": the initialize handshake for each dated revision up to
+    2025-11-25, and 2026-07-28's stateless request form (no initialize; every POST carries its
+    version, method and client envelope)."""
+    import httpx
+
+    from graphsvc.surfaces.mcp import SERVED_PROTOCOL_VERSIONS
+
+    assert version in SERVED_PROTOCOL_VERSIONS
+    GraphService(db).ingest({"project_id": "shop", "kind": "task", "content": "Design refunds"})
+    accept = {"accept": "application/json, text/event-stream"}
+    call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+            "params": {"name": "memory_bootstrap", "arguments": {"project_id": "shop", "terms": ["refunds"]}}}
+    with LiveServer(create_app(GraphService(db))) as server:
+        if version in HANDSHAKE_VERSIONS:
+            hello = httpx.post(server.url + "/mcp", headers=accept, json={
+                "jsonrpc": "2.0", "id": 1, "method": "initialize",
+                "params": {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}})
+            assert hello.status_code == 200, hello.text
+            assert hello.json()["result"]["protocolVersion"] == version
+            headers = {**accept, "mcp-protocol-version": version}
+        else:
+            call["params"]["_meta"] = {"io.modelcontextprotocol/protocolVersion": version,
+                                       "io.modelcontextprotocol/clientCapabilities": {},
+                                       "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"}}
+            headers = {**accept, "mcp-protocol-version": version, "mcp-method": "tools/call",
+                       "mcp-name": "memory_bootstrap"}
+        answer = httpx.post(server.url + "/mcp", headers=headers, json=call, timeout=30)
+    assert answer.status_code == 200, answer.text
+    result = answer.json()["result"]
+    assert not result.get("isError")
+    pack = json.loads(result["content"][0]["text"])
+    assert pack["ready"]["next_action"]["headline"] == "Design refunds"
+    if version >= "2025-06-18":  # structuredContent exists from 2025-06-18 on
+        assert result["structuredContent"] == pack
