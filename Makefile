@@ -14,7 +14,7 @@ PORT ?= 8080
 GRAPHSVC_WORKERS ?= auto
 RUN_DIR := .run
 
-.PHONY: demo test up down venv bench chromium docker-up docker-down docker-images test-docker
+.PHONY: demo test up down venv bench chromium clients docker-up docker-down docker-images test-docker
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -34,7 +34,21 @@ chromium:
 			|| echo "WARNING: chromium could not be installed; tests/e2e/test_browser.py will skip"; \
 	fi
 
-test: $(STAMP) chromium
+# MCP clients written elsewhere that the suite drives (tests/integration/test_mcp_clients.py): the
+# official TypeScript SDK and the Inspector CLI, at the versions pinned in tests/clients/package-lock.json.
+# Node and npm come from Debian's packages when missing.
+CLIENTS_STAMP := tests/clients/node_modules/.installed
+$(CLIENTS_STAMP): tests/clients/package.json tests/clients/package-lock.json
+	@if ! command -v npm >/dev/null; then \
+		echo "installing nodejs and npm (apt-get) for the MCP client tests"; \
+		(apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q nodejs npm) >/dev/null; \
+	fi
+	npm ci --prefix tests/clients --no-audit --no-fund --loglevel=error
+	touch $(CLIENTS_STAMP)
+
+clients: $(CLIENTS_STAMP)
+
+test: $(STAMP) chromium $(CLIENTS_STAMP)
 	tests/run_suite.sh
 
 # The project's own Docker engine (own socket /run/graphsvc-docker/docker.sock, own data root
