@@ -57,3 +57,23 @@ def test_requests_past_the_limit_get_a_fast_503_with_retry_after_and_never_reach
 @pytest.mark.parametrize(("limit", "workers", "share"), [(32, 1, 32), (32, 2, 16), (32, 3, 11), (32, 8, 4), (2, 4, 1)])
 def test_the_workers_share_the_service_limit(limit, workers, share):
     assert inflight_share(limit, workers) == share
+
+
+async def _mcp_get_passes_at_the_limit() -> None:
+    held = HeldApp()
+    app = LoadShedding(held, limit=1)
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test") as client:
+        busy = asyncio.create_task(client.post("/mcp"))
+        while held.entered < 1:
+            await asyncio.sleep(0.001)
+        assert (await asyncio.wait_for(client.post("/mcp"), timeout=1.0)).status_code == 503
+        # GET / DELETE /mcp never reach Neo4j (answered 405 by the endpoint): the shedder lets them through
+        stream = asyncio.create_task(client.get("/mcp"))
+        while held.entered < 2:
+            await asyncio.sleep(0.001)
+        held.release.set()
+        assert (await busy).status_code == 200 and (await stream).status_code == 200
+
+
+def test_an_mcp_get_is_never_shed():
+    asyncio.run(_mcp_get_passes_at_the_limit())

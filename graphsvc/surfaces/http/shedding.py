@@ -18,6 +18,9 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 #: What reaches Neo4j: the JSON API and the MCP endpoint.
 SHED_PREFIXES = ("/v1/", "/mcp")
+#: The MCP endpoint answers everything but POST at once, without Neo4j (graphsvc.surfaces.mcp.PostOnly):
+#: an agent's GET for a stream must get that 405 even at the limit, not a 503 it would retry.
+MCP_PATH = "/mcp"
 RETRY_AFTER_SECONDS = 1
 
 
@@ -37,7 +40,8 @@ class LoadShedding:
         }}).encode()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or not scope["path"].startswith(self.prefixes):
+        if (scope["type"] != "http" or not scope["path"].startswith(self.prefixes)
+                or (scope["path"] == MCP_PATH and scope["method"] != "POST")):
             await self.app(scope, receive, send)
             return
         if self.in_flight >= self.limit:

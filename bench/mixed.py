@@ -1,0 +1,263 @@
+"""What a team's agents really send, all at once, against a real `graphsvc serve`.
+
+    .venv/bin/python -m bench.mixed [--clients 16] [--seconds 60] [--workers 2] [--wipe] [--restart-neo4j]
+                                    [--idle-agents 0 256] [--rounds 1] [--target new=. --target base=DIR]
+
+Each client is a closed loop over one keep-alive connection, picking per request:
+  70 %  POST /v1/memory_bootstrap with a random fence (none, project_id, project_prefix, or both),
+        0-6 terms (some of them two- or three-word phrases) and a random token_budget (0 ... 100,000)
+  20 %  POST /v1/capsules {"items": [1-50 capsules]} (tasks, decisions, constraints, traps, facts)
+  10 %  relate (BLOCKS / SUPERSEDES between the client's own capsules), update (a task done, a tier),
+        tombstone
+so the store grows while it is read (from empty with `--wipe`). `--restart-neo4j` restarts the local
+`bench` Neo4j before the run (a fresh JVM: no plan cached), and the service is started after it.
+
+`--idle-agents N`: before a cell's clients start, N MCP agents connect to /mcp the way the official
+SDK clients do (POST initialize, POST notifications/initialized, GET /mcp for the server-to-client
+stream) and then stay connected and silent for the whole cell. A list of counts runs one cell per
+count, interleaved over `--rounds`, so their figures are comparable.
+
+Reported per cell: requests/s (2xx), the share of non-2xx, p50/p95/p99 per route, the time from the
+service's start (and from the cell's start) to the first 2xx, and what the idle agents were answered.
+Loopback only, bounded in time, stops by itself. Writes bench/results/mixed.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import dataset
+from .concurrency import Connection, Service
+from .target import bench_database
+
+HERE = Path(__file__).resolve().parent
+RESULTS = HERE / "results" / "mixed.json"
+KINDS = ["task", "task", "decision", "constraint", "failure_pattern", "fact"]
+
+
+@dataclass
+class Tally:
+    ms: dict[str, list[float]] = field(default_factory=dict)
+    ok: int = 0
+    non_2xx: dict[str, int] = field(default_factory=dict)
+    first_ok: float | None = None
+    samples: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Own:
+    """What one client wrote, so its later writes name live capsules of its own."""
+
+    tasks: list[str] = field(default_factory=list)
+    others: list[str] = field(default_factory=list)
+
+
+def capsule(rng: random.Random, words: list[str], project: str) -> dict[str, Any]:
+    kind = rng.choice(KINDS)
+    return {"project_id": project, "kind": kind,
+            "content": " ".join(rng.choice(words) for _ in range(rng.randint(10, 60)))}
+
+
+def pick(rng: random.Random, words: list[str], own: Own) -> tuple[str, str, str, Any]:
+    """(route, method, path, body) of one request of the mix."""
+    roll = rng.random()
+    if roll < 0.7 or (roll >= 0.9 and len(own.tasks) + len(own.others) < 4):
+        project = rng.choice(dataset.SUBPROJECTS)
+        fence = rng.randrange(4)
+        body: dict[str, Any] = {}
+        if fence in (1, 3):
+            body["project_id"] = project
+        if fence in (2, 3):
+            body["project_prefix"] = project.split("/")[0]
+        terms = [" ".join(rng.sample(words, rng.choice((1, 1, 1, 2, 3)))) for _ in range(rng.randint(0, 6))]
+        if terms:
+            body["terms"] = terms
+        if rng.random() < 0.8:
+            body["token_budget"] = rng.choice((0, rng.randint(1, 3000), rng.randint(1, 100_000)))
+        return "pack", "POST", "/v1/memory_bootstrap", body
+    if roll < 0.9:
+        project = rng.choice(dataset.SUBPROJECTS)
+        return "ingest", "POST", "/v1/capsules", {"items": [capsule(rng, words, project)
+                                                            for _ in range(rng.randint(1, 50))]}
+    action = rng.randrange(3)
+    if action == 0 and len(own.tasks) >= 2:
+        a, b = rng.sample(own.tasks, 2)
+        return "relate", "POST", "/v1/capsules/relate", {"add": [{"type": "BLOCKS", "from": a, "to": b}]}
+    if action == 1:
+        pool = own.tasks or own.others
+        target = rng.choice(pool)
+        change = {"status": "done"} if target in own.tasks else {"tier": rng.choice(("active", "stale"))}
+        return "update", "PATCH", f"/v1/capsules/{target}", change
+    pool = own.others or own.tasks
+    victim = pool.pop(rng.randrange(len(pool)))
+    return "tombstone", "POST", "/v1/capsules/tombstone", {"ids": [victim]}
+
+
+async def client(port: int, seed: int, words: list[str], stop_at: float, tally: Tally, started: float) -> None:
+    rng = random.Random(seed)
+    conn = Connection(port)
+    own = Own()
+    try:
+        while time.perf_counter() < stop_at:
+            route, method, path, body = pick(rng, words, own)
+            began = time.perf_counter()
+            try:
+                status, data = await conn.request(method, path, body)
+            except (ConnectionError, asyncio.IncompleteReadError, OSError) as exc:
+                conn.close()
+                status, data = 0, str(exc).encode()
+            took = (time.perf_counter() - began) * 1000
+            if 200 <= status < 300:
+                tally.ok += 1
+                tally.ms.setdefault(route, []).append(took)
+                if tally.first_ok is None:
+                    tally.first_ok = time.perf_counter() - started
+                if route == "ingest":
+                    items = body["items"]
+                    for item, cap in zip(items, json.loads(data)["ids"]):
+                        (own.tasks if item["kind"] == "task" else own.others).append(cap)
+            else:
+                tally.non_2xx[route] = tally.non_2xx.get(route, 0) + 1
+                if len(tally.samples) < 5:
+                    tally.samples.append(f"{route} {status} {data[:160]!r}")
+                if status == 503:
+                    await asyncio.sleep(0.05)  # a refused client honours Retry-After's spirit, briefly
+                if status in (404, 409, 422):  # its capsule was tombstoned or changed meanwhile
+                    own.tasks.clear()
+                    own.others.clear()
+    finally:
+        conn.close()
+
+
+async def idle_agent(port: int, ready: asyncio.Event, stop_at: float, seen: dict[str, int]) -> None:
+    """One MCP agent that connects like the SDK clients and then idles, holding what it was given."""
+    headers = ("Accept: application/json, text/event-stream\r\nContent-Type: application/json\r\n"
+               "MCP-Protocol-Version: 2025-11-25\r\n")
+    writers = []
+    try:
+        for message in ({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "idle", "version": "1"}}},
+                {"jsonrpc": "2.0", "method": "notifications/initialized"}):
+            conn = Connection(port)
+            await conn.request("POST", "/mcp", message)
+            conn.close()
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        writers.append(writer)
+        writer.write(f"GET /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n{headers}\r\n".encode())
+        status = int((await reader.readline()).split()[1])
+        seen[str(status)] = seen.get(str(status), 0) + 1
+    except (ConnectionError, OSError, IndexError, ValueError):
+        seen["failed"] = seen.get("failed", 0) + 1
+    finally:
+        ready.set()
+    # Idle: hold the connection (a stream the server granted, or the keep-alive after a 405) until the end.
+    await asyncio.sleep(max(0.0, stop_at - time.perf_counter()))
+    for writer in writers:
+        writer.close()
+
+
+def pct(samples: list[float], q: float) -> float | None:
+    if not samples:
+        return None
+    ordered = sorted(samples)
+    return round(ordered[min(len(ordered) - 1, int(q * (len(ordered) - 1) + 0.5))], 1)
+
+
+def run_cell(service: Service, clients: int, seconds: float, idle: int, words: list[str], seed: int) -> dict[str, Any]:
+    tally = Tally()
+    seen: dict[str, int] = {}
+
+    async def main() -> float:
+        stop_at = time.perf_counter() + seconds + 30  # the idle agents outlive the clients
+        events = [asyncio.Event() for _ in range(idle)]
+        agents = [asyncio.create_task(idle_agent(service.port, event, stop_at, seen)) for event in events]
+        for event in events:
+            await event.wait()
+        started = time.perf_counter()
+        await asyncio.gather(*[client(service.port, seed * 1000 + c, words, started + seconds, tally, started)
+                               for c in range(clients)])
+        elapsed = time.perf_counter() - started
+        for agent in agents:
+            agent.cancel()
+        await asyncio.gather(*agents, return_exceptions=True)
+        return elapsed
+
+    elapsed = asyncio.run(main())
+    failed = sum(tally.non_2xx.values())
+    return {
+        "target": service.name, "clients": clients, "idle_agents": idle, "seconds": round(elapsed, 1),
+        "requests_per_s": round(tally.ok / elapsed, 1), "requests": tally.ok + failed,
+        "non_2xx": failed, "non_2xx_share": round(failed / max(1, tally.ok + failed), 4),
+        "non_2xx_by_route": tally.non_2xx,
+        "first_2xx_s": None if tally.first_ok is None else round(tally.first_ok, 2),
+        "routes": {route: {"n": len(ms), "p50_ms": pct(ms, .5), "p95_ms": pct(ms, .95), "p99_ms": pct(ms, .99)}
+                   for route, ms in sorted(tally.ms.items())},
+        "idle_agents_answered": seen, "samples": tally.samples,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--clients", type=int, default=16)
+    parser.add_argument("--seconds", type=float, default=60.0)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--idle-agents", type=int, nargs="+", default=[0])
+    parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument("--wipe", action="store_true", help="start from an empty store")
+    parser.add_argument("--restart-neo4j", action="store_true", help="restart the local bench Neo4j first")
+    parser.add_argument("--target", action="append", default=[], help="NAME=SOURCE_DIR; repeatable (default new=.)")
+    parser.add_argument("--out", type=Path, default=RESULTS)
+    args = parser.parse_args()
+    words = dataset.vocabulary(random.Random(dataset.SEED))
+    if not os.environ.get("NEO4J_URI"):  # the local bench instance; the service is pointed at it too
+        from graphsvc.neo4j_local import LocalNeo4j
+
+        local = LocalNeo4j.named("bench")
+        if args.restart_neo4j:
+            local.stop()
+        local.start()
+        os.environ.update(NEO4J_URI=local.bolt_uri, NEO4J_USER="neo4j", NEO4J_PASSWORD=local.password)
+    elif args.restart_neo4j:
+        raise SystemExit("--restart-neo4j restarts the local bench instance only; unset NEO4J_URI")
+    db = bench_database(timeout=60.0)
+    try:
+        db.apply_schema()
+        if args.wipe:
+            db.wipe_all()
+    finally:
+        db.close()
+    targets = [(spec.partition("=")[0], spec.partition("=")[2]) for spec in args.target or ["new=."]]
+    results = []
+    for name, source in targets:
+        began = time.perf_counter()
+        with Service(name, source, {"GRAPHSVC_WORKERS": str(args.workers)}) as service:
+            ready_s = time.perf_counter() - began
+            print(f"{name}: /readyz 200 after {ready_s:.1f} s", flush=True)
+            for round_ in range(args.rounds):
+                for idle in args.idle_agents:
+                    cell = run_cell(service, args.clients, args.seconds, idle, words, seed=round_ * 7 + idle)
+                    cell.update(round=round_, ready_s=round(ready_s, 1))
+                    results.append(cell)
+                    routes = "  ".join(f"{r} p50/p95/p99 {v['p50_ms']}/{v['p95_ms']}/{v['p99_ms']}"
+                                       for r, v in cell["routes"].items())
+                    print(f"{name} round {round_} idle {idle:>4}: {cell['requests_per_s']:6.1f} req/s, non-2xx "
+                          f"{cell['non_2xx']} of {cell['requests']} ({cell['non_2xx_share']:.1%}), first 2xx "
+                          f"{cell['first_2xx_s']} s; idle answered {cell['idle_agents_answered']}\n    {routes}",
+                          flush=True)
+                    for sample in cell["samples"][:2]:
+                        print(f"    e.g. {sample}", flush=True)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps({"machine": {"cpus": os.cpu_count()}, "cells": results}, indent=2) + "\n")
+    print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()
