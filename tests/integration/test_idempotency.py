@@ -345,12 +345,10 @@ def test_mcp_write_tools_take_an_idempotency_key(db):
 
     with LiveServer(create_app(GraphService(db))) as server:
         tools, first, retry, single, reused, update, update_again, bad = anyio.run(scenario, server.url)
-    for name in ("memory_relate", "memory_update", "memory_tombstone"):
+    for name in ("memory_ingest", "memory_relate", "memory_update", "memory_tombstone"):
         assert "idempotency_key" in tools[name].input_schema["properties"], name
-    ingest_defs = tools["memory_ingest"].input_schema["$defs"]
-    assert "idempotency_key" in ingest_defs["CapsuleIn"]["properties"]
-    assert "idempotency_key" in ingest_defs["IngestBatch"]["properties"]
-    assert "idempotency_key" not in ingest_defs["Capsule"]["properties"]  # not on each batch item
+    item = tools["memory_ingest"].input_schema["properties"]["items"]["items"]
+    assert "idempotency_key" not in item["properties"]  # not on each batch item
     assert "idempotency_key" not in tools["memory_get"].input_schema["properties"]
     # Every write result carries a bookmark, the replay too (one that covers the stored write).
     assert first.structured_content.pop("bookmark") and retry.structured_content.pop("bookmark")
