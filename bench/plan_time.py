@@ -24,6 +24,7 @@ from datetime import datetime, timezone
 from graphsvc.models import BootstrapRequest
 from graphsvc.store import cypher
 from graphsvc.store.bootstrap import statement_parameters
+from graphsvc.store.db import statement_arguments
 
 from . import dataset
 from .target import bench_database
@@ -51,7 +52,7 @@ def main() -> None:
             for name in args.statements:
                 db._driver.execute_query("CALL db.clearQueryCaches()")
                 began = time.perf_counter()
-                db._driver.execute_query("EXPLAIN " + cypher.load(name), params)
+                db._driver.execute_query("EXPLAIN " + cypher.load(name), statement_arguments(name, params))
                 seconds[name].append(time.perf_counter() - began)
         for name, taken in seconds.items():
             print(f"{name:<32} {len(cypher.load(name)):>6} chars sent  plan s: "

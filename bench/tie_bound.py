@@ -26,7 +26,7 @@ from typing import Any
 from graphsvc.models import BootstrapRequest
 from graphsvc.store import cypher
 from graphsvc.store.bootstrap import pack_statement, statement_parameters
-from graphsvc.store.db import Database
+from graphsvc.store.db import ARGUMENTS, Database
 
 from . import dataset
 from .bootstrap_latency import SCENARIOS, reusable
@@ -50,7 +50,7 @@ def statement_ms(db: Database, text: str, params: dict[str, Any], samples: int) 
     timings = []
     for run_number in range(samples + 5):
         began = time.perf_counter()
-        db.read(lambda tx: tx.run(text, params).consume())
+        db.read(lambda tx: tx.run(text, {ARGUMENTS: params}).consume())
         if run_number >= 5:
             timings.append((time.perf_counter() - began) * 1000)
     return statistics.median(timings)

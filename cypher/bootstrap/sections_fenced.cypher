@@ -10,49 +10,49 @@
 //     updated_at desc (clamped to the request clock, truncated to microseconds like the driver's
 //     datetime), seq asc; so at most the rows a section can show travel. Python ranks them again
 //     (same key) and fills the budget. Coverage travels as one number, `score` = whole terms *
-//     $whole_weight + tokens (0 for a row holding no term token). Each shipped row carries it counted
+//     $arg.whole_weight + tokens (0 for a row holding no term token). Each shipped row carries it counted
 //     again from its stored tokens. Since schema v4 Lucene's score is that coverage exactly (a token
 //     past 255 UTF-16 units, which Lucene indexes in pieces, is stored marked so no piece equals a
 //     request token: graphsvc.store.maintain.stored_token); the recount keeps a store that v3 wrote,
 //     until `migrate` has marked it, from reaching Python with a coverage its text does not hold.
 //   * totals are exact: the fence's maintained per-project tallies, less the listed capsules that have
-//     expired by $now (sought per project through the (counted, project_id, valid_to) index).
+//     expired by $arg.now (sought per project through the (counted, project_id, valid_to) index).
 //   * a ranked section never sorts its fence. Without terms, the top k are the k freshest live
-//     rows: the "floor" is the truncated updated_at of the k-th freshest live row before $now, read
+//     rows: the "floor" is the truncated updated_at of the k-th freshest live row before $arg.now, read
 //     in order from the (counted, updated_at) index (with a fence: (counted, project_id, updated_at),
 //     k rows from each of the fence's projects, which the fence's tallies list), and the rows from
-//     the floor on (all rows updated at/after $now rank as $now, so they are in) hold that top k
+//     the floor on (all rows updated at/after $arg.now rank as $arg.now, so they are in) hold that top k
 //     with its boundary ties whole.
-//     With terms, rows holding a term token rank above those. $rank_query is a Lucene query over
+//     With terms, rows holding a term token rank above those. $arg.rank_query is a Lucene query over
 //     the kind's full-text `*_terms` index whose score IS that coverage (constant-score clauses,
 //     graphsvc.store.bootstrap.rank_query); with a fence it also requires one of the fence's project
 //     ids. Lucene returns rows best first, so the k-th best score among live rows (the "cut") costs
 //     k rows, and only the rows scoring at or above it are read (ties at the cut whole): the cut's
-//     entry of $at_least, a query matching exactly those rows, is added as a zero-weight clause
+//     entry of $arg.at_least, a query matching exactly those rows, is added as a zero-weight clause
 //     (without it Lucene would hand over every row holding a token, to be dropped here). When the
 //     cut found k live rows (`full`), the top k all score at least the cut, above every row holding
 //     no token, so the section skips its decay order altogether. When exact
-//     scores cannot be had ($rank_query null: very many terms, a token past Lucene's 255-char
-//     limit), every row holding a token comes from $token_queries and its coverage is computed from
+//     scores cannot be had ($arg.rank_query null: very many terms, a token past Lucene's 255-char
+//     limit), every row holding a token comes from $arg.token_queries and its coverage is computed from
 //     its stored tokens. The union is ranked with the full key.
-// This statement serves a pack with a fence ($project_id and/or $project_prefix); the whole store
+// This statement serves a pack with a fence ($arg.project_id and/or $arg.project_prefix); the whole store
 // (no fence) has its own, bootstrap/sections_store.cypher, whose ranked sections read the
 // store-wide indexes instead. Two statements, not one with a branch per section chosen at run
 // time: each is half the text to send and to plan (the first plan of the pair took 8 s).
 //
 // Parameters:
-//   $project_id, $project_prefix  SPEC §2 fences; null = no fence (both given = AND). The extra
+//   $arg.project_id, $arg.project_prefix  SPEC §2 fences; null = no fence (both given = AND). The extra
 //                                 `STARTS WITH coalesce(...)` is implied by them and lets the planner
 //                                 seek the index by prefix instead of scanning every capsule.
-//   $now                          the request clock (expired = valid_to <= $now)
-//   $tokens, $term_sets           the request's distinct term tokens and each term's token set ([] without terms)
-//   $token_queries                Lucene queries that together find any of $tokens (graphsvc.store.bootstrap.token_queries)
-//   $rank_query, $whole_weight    the coverage-scoring Lucene query (or null) and a whole term's weight
-//   $at_least                     [score, Lucene query matching the rows scoring at least it] ([] = filter by score alone)
-//   $projects_per_query           the most project ids one fenced full-text query names
-//   $top_ready, $top_section      rows the ready section (next action + cap) and decisions/traps can show
-//   $top_constraints              constraints the token budget could possibly hold (never count-capped)
-//   $budget_chars, $row_chars_besides_text   the budget in characters, and a constraint row's least
+//   $arg.now                          the request clock (expired = valid_to <= $arg.now)
+//   $arg.tokens, $arg.term_sets           the request's distinct term tokens and each term's token set ([] without terms)
+//   $arg.token_queries                Lucene queries that together find any of $arg.tokens (graphsvc.store.bootstrap.token_queries)
+//   $arg.rank_query, $arg.whole_weight    the coverage-scoring Lucene query (or null) and a whole term's weight
+//   $arg.at_least                     [score, Lucene query matching the rows scoring at least it] ([] = filter by score alone)
+//   $arg.projects_per_query           the most project ids one fenced full-text query names
+//   $arg.top_ready, $arg.top_section      rows the ready section (next action + cap) and decisions/traps can show
+//   $arg.top_constraints              constraints the token budget could possibly hold (never count-capped)
+//   $arg.budget_chars, $arg.row_chars_besides_text   the budget in characters, and a constraint row's least
 //                                 cost less its id (twice), headline and project id: trims those further
 // The index hints pin the plan whatever the statistics say (tests/integration/test_bootstrap_plan.py).
 // updated_at travels as integer microseconds since the epoch (`updated_us`): decoding driver DateTime
@@ -62,9 +62,9 @@ CALL () {
 // so their cost follows the fence's projects, not its capsules; then, since expiry belongs to the
 // request clock, the listed capsules that have expired are sought and taken off.
   MATCH (t:Tally) USING INDEX SEEK t:Tally(project_id)
-  WHERE t.project_id STARTS WITH coalesce($project_id, $project_prefix, '')
-    AND ($project_id IS NULL OR t.project_id = $project_id)
-    AND ($project_prefix IS NULL OR t.project_id = $project_prefix OR t.project_id STARTS WITH $project_prefix + '/')
+  WHERE t.project_id STARTS WITH coalesce($arg.project_id, $arg.project_prefix, '')
+    AND ($arg.project_id IS NULL OR t.project_id = $arg.project_id)
+    AND ($arg.project_prefix IS NULL OR t.project_id = $arg.project_prefix OR t.project_id STARTS WITH $arg.project_prefix + '/')
   RETURN sum(CASE t.section WHEN 'constraints' THEN t.listed ELSE 0 END) AS constraints_listed,
          sum(CASE t.section WHEN 'decisions' THEN t.listed ELSE 0 END) AS decisions_listed,
          sum(CASE t.section WHEN 'traps' THEN t.listed ELSE 0 END) AS traps_total,
@@ -74,10 +74,10 @@ CALL () {
 }
 // ... and the same projects as Lucene clauses for the full-text queries: quoted `project_id`
 // phrases (the whitespace analyzer makes any valid id one or more terms: a superset, filtered by
-// `c.project_id IN fence_projects`), at most $projects_per_query to a query.
+// `c.project_id IN fence_projects`), at most $arg.projects_per_query to a query.
 WITH *,
-         [start IN range(0, size(fence_projects) - 1, $projects_per_query) WHERE start < size(fence_projects) |
-          reduce(q = '', p IN fence_projects[start..start + $projects_per_query] |
+         [start IN range(0, size(fence_projects) - 1, $arg.projects_per_query) WHERE start < size(fence_projects) |
+          reduce(q = '', p IN fence_projects[start..start + $arg.projects_per_query] |
                  q + ' project_id:"' + replace(replace(p, '\\', '\\\\'), '"', '\\"') + '"')] AS fence_clauses
 CALL (fence_projects) {
   // Traps are listed whatever their valid_to, the other three sections drop expired capsules: per
@@ -85,7 +85,7 @@ CALL (fence_projects) {
   // the fence's expired-but-listed capsules, not the store's.
   UNWIND fence_projects AS p
   MATCH (c:Capsule) USING INDEX SEEK c:Capsule(counted, project_id, valid_to)
-  WHERE c.counted IN ['constraints', 'decisions', 'ready'] AND c.project_id = p AND c.valid_to <= $now
+  WHERE c.counted IN ['constraints', 'decisions', 'ready'] AND c.project_id = p AND c.valid_to <= $arg.now
   RETURN sum(CASE c.counted WHEN 'constraints' THEN 1 ELSE 0 END) AS constraints_expired,
          sum(CASE c.counted WHEN 'decisions' THEN 1 ELSE 0 END) AS decisions_expired,
          sum(CASE c.counted WHEN 'ready' THEN 1 ELSE 0 END) AS ready_expired
@@ -94,235 +94,235 @@ CALL (fence_projects, fence_clauses) {
   // A fence: the floor and the cut per project of the fence (see the header), from the
   // Capsule(counted, project_id, updated_at) index (counted = 'constraints') and the full-text query naming the fence's projects.
   CALL (fence_projects, fence_clauses) {
-    UNWIND CASE WHEN $rank_query IS NULL THEN [] ELSE fence_clauses END AS in_fence
+    UNWIND CASE WHEN $arg.rank_query IS NULL THEN [] ELSE fence_clauses END AS in_fence
     CALL (fence_projects, in_fence) {
-      CALL db.index.fulltext.queryNodes('constraint_terms', '+(' + $rank_query + ') +(' + in_fence + ')^0') YIELD node AS c, score
-      WHERE c.project_id IN fence_projects AND c.counted = 'constraints' AND (c.valid_to IS NULL OR c.valid_to > $now)
-      WITH c, score LIMIT $top_constraints
+      CALL db.index.fulltext.queryNodes('constraint_terms', '+(' + $arg.rank_query + ') +(' + in_fence + ')^0') YIELD node AS c, score
+      WHERE c.project_id IN fence_projects AND c.counted = 'constraints' AND (c.valid_to IS NULL OR c.valid_to > $arg.now)
+      WITH c, score LIMIT $arg.top_constraints
       RETURN c, score
     }
     // distinct: ids split on whitespace, so one chunk's `p/a` also finds `p/a b`, another chunk's project
-    WITH DISTINCT c, score ORDER BY score DESC LIMIT $top_constraints
-    RETURN min(score) AS cut, count(score) = $top_constraints AS full
+    WITH DISTINCT c, score ORDER BY score DESC LIMIT $arg.top_constraints
+    RETURN min(score) AS cut, count(score) = $arg.top_constraints AS full
   }
   CALL (fence_projects, full) {
     UNWIND CASE WHEN full THEN [] ELSE fence_projects END AS p
     CALL (p) {
       MATCH (c:Capsule) USING INDEX SEEK c:Capsule(counted, project_id, updated_at)
-      WHERE c.project_id = p AND c.updated_at < $now AND c.counted = 'constraints' AND (c.valid_to IS NULL OR c.valid_to > $now)
-      WITH c ORDER BY c.counted DESC, c.project_id DESC, c.updated_at DESC LIMIT $top_constraints
+      WHERE c.project_id = p AND c.updated_at < $arg.now AND c.counted = 'constraints' AND (c.valid_to IS NULL OR c.valid_to > $arg.now)
+      WITH c ORDER BY c.counted DESC, c.project_id DESC, c.updated_at DESC LIMIT $arg.top_constraints
       RETURN datetime.truncate('microsecond', c.updated_at) AS freshest
     }
-    WITH freshest ORDER BY freshest DESC LIMIT $top_constraints
+    WITH freshest ORDER BY freshest DESC LIMIT $arg.top_constraints
     RETURN min(freshest) AS floor
   }
   CALL (fence_projects, fence_clauses, floor, cut, full) {
     UNWIND CASE WHEN full THEN [] ELSE fence_projects END AS p
     MATCH (c:Capsule) USING INDEX SEEK c:Capsule(counted, project_id, updated_at)
-    WHERE c.project_id = p AND c.updated_at >= coalesce(floor, $now) AND c.counted = 'constraints' AND (c.valid_to IS NULL OR c.valid_to > $now)
+    WHERE c.project_id = p AND c.updated_at >= coalesce(floor, $arg.now) AND c.counted = 'constraints' AND (c.valid_to IS NULL OR c.valid_to > $arg.now)
     RETURN c, 0.0 AS score
     UNION ALL
-    UNWIND CASE WHEN $rank_query IS NULL OR cut IS NULL THEN [] ELSE fence_clauses END AS in_fence
-    CALL db.index.fulltext.queryNodes('constraint_terms', '+(' + $rank_query + ') +(' + in_fence + ')^0' + coalesce(' +(' + [q IN $at_least WHERE q[0] = cut | q[1]][0] + ')^0', '')) YIELD node AS c, score
-    WHERE score >= cut AND c.project_id IN fence_projects AND c.counted = 'constraints' AND (c.valid_to IS NULL OR c.valid_to > $now)
+    UNWIND CASE WHEN $arg.rank_query IS NULL OR cut IS NULL THEN [] ELSE fence_clauses END AS in_fence
+    CALL db.index.fulltext.queryNodes('constraint_terms', '+(' + $arg.rank_query + ') +(' + in_fence + ')^0' + coalesce(' +(' + [q IN $arg.at_least WHERE q[0] = cut | q[1]][0] + ')^0', '')) YIELD node AS c, score
+    WHERE score >= cut AND c.project_id IN fence_projects AND c.counted = 'constraints' AND (c.valid_to IS NULL OR c.valid_to > $arg.now)
     RETURN c, score
     UNION ALL
-    UNWIND CASE WHEN $rank_query IS NULL AND size($tokens) > 0 THEN fence_clauses ELSE [] END AS in_fence
-    UNWIND $token_queries AS token_query
+    UNWIND CASE WHEN $arg.rank_query IS NULL AND size($arg.tokens) > 0 THEN fence_clauses ELSE [] END AS in_fence
+    UNWIND $arg.token_queries AS token_query
     CALL db.index.fulltext.queryNodes('constraint_terms', '+' + token_query + ' +(' + in_fence + ')') YIELD node AS c
-    WHERE c.project_id IN fence_projects AND c.counted = 'constraints' AND (c.valid_to IS NULL OR c.valid_to > $now)
-    WITH c, [t IN $tokens WHERE t IN c.tokens] AS hit
-    RETURN c, toFloat(size([ts IN $term_sets WHERE all(t IN ts WHERE t IN hit)]) * $whole_weight + size(hit)) AS score
+    WHERE c.project_id IN fence_projects AND c.counted = 'constraints' AND (c.valid_to IS NULL OR c.valid_to > $arg.now)
+    WITH c, [t IN $arg.tokens WHERE t IN c.tokens] AS hit
+    RETURN c, toFloat(size([ts IN $arg.term_sets WHERE all(t IN ts WHERE t IN hit)]) * $arg.whole_weight + size(hit)) AS score
   }
   WITH c, max(score) AS score
   WITH c, score ORDER BY score DESC,
-                  CASE WHEN c.updated_at > $now THEN $now ELSE datetime.truncate('microsecond', c.updated_at) END DESC,
+                  CASE WHEN c.updated_at > $arg.now THEN $arg.now ELSE datetime.truncate('microsecond', c.updated_at) END DESC,
                   c.seq ASC
-  LIMIT $top_constraints
+  LIMIT $arg.top_constraints
   // Only as far as the budget could hold them: the first row (the floor), then each row while the
   // rows after the first could still fit by their least cost (graphsvc.core.pack.constraint_row_floor:
   // the row and its handle without excerpt or escapes; size() counts code points, as Python's len),
   // then one more. The fill keeps a prefix in this order, so no row past these can be shown.
-  WITH collect({c: c, score: score, least: $row_chars_besides_text + 2 * size(c.id) + size(c.headline) + size(c.project_id)}) AS ranked
+  WITH collect({c: c, score: score, least: $arg.row_chars_besides_text + 2 * size(c.id) + size(c.headline) + size(c.project_id)}) AS ranked
   WITH ranked[0 .. 2 + reduce(fit = [0, 0], r IN ranked[1..] |
-                              CASE WHEN fit[0] >= 0 AND fit[0] + r.least <= $budget_chars THEN [fit[0] + r.least, fit[1] + 1]
+                              CASE WHEN fit[0] >= 0 AND fit[0] + r.least <= $arg.budget_chars THEN [fit[0] + r.least, fit[1] + 1]
                                    ELSE [-1, fit[1]] END)[1]] AS kept
   UNWIND kept AS r
   WITH r.c AS c, r.score AS score
   // The shipped coverage, counted from the stored tokens (see the header: exact even on a store
   // that v3 wrote, whose long tokens Lucene indexed in pieces).
-  WITH c, CASE WHEN score > 0 THEN [t IN $tokens WHERE t IN c.tokens] ELSE [] END AS hit
+  WITH c, CASE WHEN score > 0 THEN [t IN $arg.tokens WHERE t IN c.tokens] ELSE [] END AS hit
   RETURN collect(c {.id, .project_id, .headline, .content, .tier, superseded: false,
                     updated_us: c.updated_at.epochSeconds * 1000000 + c.updated_at.microsecond,
-                    score: size([ts IN $term_sets WHERE all(t IN ts WHERE t IN hit)]) * $whole_weight + size(hit)}) AS fenced_constraints
+                    score: size([ts IN $arg.term_sets WHERE all(t IN ts WHERE t IN hit)]) * $arg.whole_weight + size(hit)}) AS fenced_constraints
 }
 CALL (fence_projects, fence_clauses) {
   // A fence: the floor and the cut per project of the fence (see the header), from the
   // Capsule(counted, project_id, updated_at) index (counted = 'decisions') and the full-text query naming the fence's projects.
   CALL (fence_projects, fence_clauses) {
-    UNWIND CASE WHEN $rank_query IS NULL THEN [] ELSE fence_clauses END AS in_fence
+    UNWIND CASE WHEN $arg.rank_query IS NULL THEN [] ELSE fence_clauses END AS in_fence
     CALL (fence_projects, in_fence) {
-      CALL db.index.fulltext.queryNodes('decision_terms', '+(' + $rank_query + ') +(' + in_fence + ')^0') YIELD node AS c, score
-      WHERE c.project_id IN fence_projects AND c.counted = 'decisions' AND (c.valid_to IS NULL OR c.valid_to > $now)
-      WITH c, score LIMIT $top_section
+      CALL db.index.fulltext.queryNodes('decision_terms', '+(' + $arg.rank_query + ') +(' + in_fence + ')^0') YIELD node AS c, score
+      WHERE c.project_id IN fence_projects AND c.counted = 'decisions' AND (c.valid_to IS NULL OR c.valid_to > $arg.now)
+      WITH c, score LIMIT $arg.top_section
       RETURN c, score
     }
     // distinct: ids split on whitespace, so one chunk's `p/a` also finds `p/a b`, another chunk's project
-    WITH DISTINCT c, score ORDER BY score DESC LIMIT $top_section
-    RETURN min(score) AS cut, count(score) = $top_section AS full
+    WITH DISTINCT c, score ORDER BY score DESC LIMIT $arg.top_section
+    RETURN min(score) AS cut, count(score) = $arg.top_section AS full
   }
   CALL (fence_projects, full) {
     UNWIND CASE WHEN full THEN [] ELSE fence_projects END AS p
     CALL (p) {
       MATCH (c:Capsule) USING INDEX SEEK c:Capsule(counted, project_id, updated_at)
-      WHERE c.project_id = p AND c.updated_at < $now AND c.counted = 'decisions' AND (c.valid_to IS NULL OR c.valid_to > $now)
-      WITH c ORDER BY c.counted DESC, c.project_id DESC, c.updated_at DESC LIMIT $top_section
+      WHERE c.project_id = p AND c.updated_at < $arg.now AND c.counted = 'decisions' AND (c.valid_to IS NULL OR c.valid_to > $arg.now)
+      WITH c ORDER BY c.counted DESC, c.project_id DESC, c.updated_at DESC LIMIT $arg.top_section
       RETURN datetime.truncate('microsecond', c.updated_at) AS freshest
     }
-    WITH freshest ORDER BY freshest DESC LIMIT $top_section
+    WITH freshest ORDER BY freshest DESC LIMIT $arg.top_section
     RETURN min(freshest) AS floor
   }
   CALL (fence_projects, fence_clauses, floor, cut, full) {
     UNWIND CASE WHEN full THEN [] ELSE fence_projects END AS p
     MATCH (c:Capsule) USING INDEX SEEK c:Capsule(counted, project_id, updated_at)
-    WHERE c.project_id = p AND c.updated_at >= coalesce(floor, $now) AND c.counted = 'decisions' AND (c.valid_to IS NULL OR c.valid_to > $now)
+    WHERE c.project_id = p AND c.updated_at >= coalesce(floor, $arg.now) AND c.counted = 'decisions' AND (c.valid_to IS NULL OR c.valid_to > $arg.now)
     RETURN c, 0.0 AS score
     UNION ALL
-    UNWIND CASE WHEN $rank_query IS NULL OR cut IS NULL THEN [] ELSE fence_clauses END AS in_fence
-    CALL db.index.fulltext.queryNodes('decision_terms', '+(' + $rank_query + ') +(' + in_fence + ')^0' + coalesce(' +(' + [q IN $at_least WHERE q[0] = cut | q[1]][0] + ')^0', '')) YIELD node AS c, score
-    WHERE score >= cut AND c.project_id IN fence_projects AND c.counted = 'decisions' AND (c.valid_to IS NULL OR c.valid_to > $now)
+    UNWIND CASE WHEN $arg.rank_query IS NULL OR cut IS NULL THEN [] ELSE fence_clauses END AS in_fence
+    CALL db.index.fulltext.queryNodes('decision_terms', '+(' + $arg.rank_query + ') +(' + in_fence + ')^0' + coalesce(' +(' + [q IN $arg.at_least WHERE q[0] = cut | q[1]][0] + ')^0', '')) YIELD node AS c, score
+    WHERE score >= cut AND c.project_id IN fence_projects AND c.counted = 'decisions' AND (c.valid_to IS NULL OR c.valid_to > $arg.now)
     RETURN c, score
     UNION ALL
-    UNWIND CASE WHEN $rank_query IS NULL AND size($tokens) > 0 THEN fence_clauses ELSE [] END AS in_fence
-    UNWIND $token_queries AS token_query
+    UNWIND CASE WHEN $arg.rank_query IS NULL AND size($arg.tokens) > 0 THEN fence_clauses ELSE [] END AS in_fence
+    UNWIND $arg.token_queries AS token_query
     CALL db.index.fulltext.queryNodes('decision_terms', '+' + token_query + ' +(' + in_fence + ')') YIELD node AS c
-    WHERE c.project_id IN fence_projects AND c.counted = 'decisions' AND (c.valid_to IS NULL OR c.valid_to > $now)
-    WITH c, [t IN $tokens WHERE t IN c.tokens] AS hit
-    RETURN c, toFloat(size([ts IN $term_sets WHERE all(t IN ts WHERE t IN hit)]) * $whole_weight + size(hit)) AS score
+    WHERE c.project_id IN fence_projects AND c.counted = 'decisions' AND (c.valid_to IS NULL OR c.valid_to > $arg.now)
+    WITH c, [t IN $arg.tokens WHERE t IN c.tokens] AS hit
+    RETURN c, toFloat(size([ts IN $arg.term_sets WHERE all(t IN ts WHERE t IN hit)]) * $arg.whole_weight + size(hit)) AS score
   }
   WITH c, max(score) AS score
   WITH c, score ORDER BY score DESC,
-                  CASE WHEN c.updated_at > $now THEN $now ELSE datetime.truncate('microsecond', c.updated_at) END DESC,
+                  CASE WHEN c.updated_at > $arg.now THEN $arg.now ELSE datetime.truncate('microsecond', c.updated_at) END DESC,
                   c.seq ASC
-  LIMIT $top_section
+  LIMIT $arg.top_section
   // The shipped coverage, counted from the stored tokens (see the header: exact even on a store
   // that v3 wrote, whose long tokens Lucene indexed in pieces).
-  WITH c, CASE WHEN score > 0 THEN [t IN $tokens WHERE t IN c.tokens] ELSE [] END AS hit
+  WITH c, CASE WHEN score > 0 THEN [t IN $arg.tokens WHERE t IN c.tokens] ELSE [] END AS hit
   RETURN collect(c {.id, .project_id, .headline, .content, .tier, superseded: false,
                     updated_us: c.updated_at.epochSeconds * 1000000 + c.updated_at.microsecond,
-                    score: size([ts IN $term_sets WHERE all(t IN ts WHERE t IN hit)]) * $whole_weight + size(hit)}) AS fenced_decisions
+                    score: size([ts IN $arg.term_sets WHERE all(t IN ts WHERE t IN hit)]) * $arg.whole_weight + size(hit)}) AS fenced_decisions
 }
 CALL (fence_projects, fence_clauses) {
   // A fence: the floor and the cut per project of the fence (see the header), from the
   // Capsule(counted, project_id, updated_at) index (counted = 'traps') and the full-text query naming the fence's projects.
   CALL (fence_projects, fence_clauses) {
-    UNWIND CASE WHEN $rank_query IS NULL THEN [] ELSE fence_clauses END AS in_fence
+    UNWIND CASE WHEN $arg.rank_query IS NULL THEN [] ELSE fence_clauses END AS in_fence
     CALL (fence_projects, in_fence) {
-      CALL db.index.fulltext.queryNodes('failure_pattern_terms', '+(' + $rank_query + ') +(' + in_fence + ')^0') YIELD node AS c, score
+      CALL db.index.fulltext.queryNodes('failure_pattern_terms', '+(' + $arg.rank_query + ') +(' + in_fence + ')^0') YIELD node AS c, score
       WHERE c.project_id IN fence_projects AND c.counted = 'traps'
-      WITH c, score LIMIT $top_section
+      WITH c, score LIMIT $arg.top_section
       RETURN c, score
     }
     // distinct: ids split on whitespace, so one chunk's `p/a` also finds `p/a b`, another chunk's project
-    WITH DISTINCT c, score ORDER BY score DESC LIMIT $top_section
-    RETURN min(score) AS cut, count(score) = $top_section AS full
+    WITH DISTINCT c, score ORDER BY score DESC LIMIT $arg.top_section
+    RETURN min(score) AS cut, count(score) = $arg.top_section AS full
   }
   CALL (fence_projects, full) {
     UNWIND CASE WHEN full THEN [] ELSE fence_projects END AS p
     CALL (p) {
       MATCH (c:Capsule) USING INDEX SEEK c:Capsule(counted, project_id, updated_at)
-      WHERE c.project_id = p AND c.updated_at < $now AND c.counted = 'traps'
-      WITH c ORDER BY c.counted DESC, c.project_id DESC, c.updated_at DESC LIMIT $top_section
+      WHERE c.project_id = p AND c.updated_at < $arg.now AND c.counted = 'traps'
+      WITH c ORDER BY c.counted DESC, c.project_id DESC, c.updated_at DESC LIMIT $arg.top_section
       RETURN datetime.truncate('microsecond', c.updated_at) AS freshest
     }
-    WITH freshest ORDER BY freshest DESC LIMIT $top_section
+    WITH freshest ORDER BY freshest DESC LIMIT $arg.top_section
     RETURN min(freshest) AS floor
   }
   CALL (fence_projects, fence_clauses, floor, cut, full) {
     UNWIND CASE WHEN full THEN [] ELSE fence_projects END AS p
     MATCH (c:Capsule) USING INDEX SEEK c:Capsule(counted, project_id, updated_at)
-    WHERE c.project_id = p AND c.updated_at >= coalesce(floor, $now) AND c.counted = 'traps'
+    WHERE c.project_id = p AND c.updated_at >= coalesce(floor, $arg.now) AND c.counted = 'traps'
     RETURN c, 0.0 AS score
     UNION ALL
-    UNWIND CASE WHEN $rank_query IS NULL OR cut IS NULL THEN [] ELSE fence_clauses END AS in_fence
-    CALL db.index.fulltext.queryNodes('failure_pattern_terms', '+(' + $rank_query + ') +(' + in_fence + ')^0' + coalesce(' +(' + [q IN $at_least WHERE q[0] = cut | q[1]][0] + ')^0', '')) YIELD node AS c, score
+    UNWIND CASE WHEN $arg.rank_query IS NULL OR cut IS NULL THEN [] ELSE fence_clauses END AS in_fence
+    CALL db.index.fulltext.queryNodes('failure_pattern_terms', '+(' + $arg.rank_query + ') +(' + in_fence + ')^0' + coalesce(' +(' + [q IN $arg.at_least WHERE q[0] = cut | q[1]][0] + ')^0', '')) YIELD node AS c, score
     WHERE score >= cut AND c.project_id IN fence_projects AND c.counted = 'traps'
     RETURN c, score
     UNION ALL
-    UNWIND CASE WHEN $rank_query IS NULL AND size($tokens) > 0 THEN fence_clauses ELSE [] END AS in_fence
-    UNWIND $token_queries AS token_query
+    UNWIND CASE WHEN $arg.rank_query IS NULL AND size($arg.tokens) > 0 THEN fence_clauses ELSE [] END AS in_fence
+    UNWIND $arg.token_queries AS token_query
     CALL db.index.fulltext.queryNodes('failure_pattern_terms', '+' + token_query + ' +(' + in_fence + ')') YIELD node AS c
     WHERE c.project_id IN fence_projects AND c.counted = 'traps'
-    WITH c, [t IN $tokens WHERE t IN c.tokens] AS hit
-    RETURN c, toFloat(size([ts IN $term_sets WHERE all(t IN ts WHERE t IN hit)]) * $whole_weight + size(hit)) AS score
+    WITH c, [t IN $arg.tokens WHERE t IN c.tokens] AS hit
+    RETURN c, toFloat(size([ts IN $arg.term_sets WHERE all(t IN ts WHERE t IN hit)]) * $arg.whole_weight + size(hit)) AS score
   }
   WITH c, max(score) AS score
   WITH c, score ORDER BY score DESC,
-                  CASE WHEN c.updated_at > $now THEN $now ELSE datetime.truncate('microsecond', c.updated_at) END DESC,
+                  CASE WHEN c.updated_at > $arg.now THEN $arg.now ELSE datetime.truncate('microsecond', c.updated_at) END DESC,
                   c.seq ASC
-  LIMIT $top_section
+  LIMIT $arg.top_section
   // The shipped coverage, counted from the stored tokens (see the header: exact even on a store
   // that v3 wrote, whose long tokens Lucene indexed in pieces).
-  WITH c, CASE WHEN score > 0 THEN [t IN $tokens WHERE t IN c.tokens] ELSE [] END AS hit
+  WITH c, CASE WHEN score > 0 THEN [t IN $arg.tokens WHERE t IN c.tokens] ELSE [] END AS hit
   RETURN collect(c {.id, .project_id, .headline, .content, .tier, superseded: c.superseded,
                     updated_us: c.updated_at.epochSeconds * 1000000 + c.updated_at.microsecond,
-                    score: size([ts IN $term_sets WHERE all(t IN ts WHERE t IN hit)]) * $whole_weight + size(hit)}) AS fenced_traps
+                    score: size([ts IN $arg.term_sets WHERE all(t IN ts WHERE t IN hit)]) * $arg.whole_weight + size(hit)}) AS fenced_traps
 }
 CALL (fence_projects, fence_clauses) {
   // A fence: the floor and the cut per project of the fence (see the header), from the
   // Capsule(counted, project_id, updated_at) index (counted = 'ready') and the full-text query naming the fence's projects.
   CALL (fence_projects, fence_clauses) {
-    UNWIND CASE WHEN $rank_query IS NULL THEN [] ELSE fence_clauses END AS in_fence
+    UNWIND CASE WHEN $arg.rank_query IS NULL THEN [] ELSE fence_clauses END AS in_fence
     CALL (fence_projects, in_fence) {
-      CALL db.index.fulltext.queryNodes('task_terms', '+(' + $rank_query + ') +(' + in_fence + ')^0') YIELD node AS c, score
-      WHERE c.project_id IN fence_projects AND c.counted = 'ready' AND (c.valid_to IS NULL OR c.valid_to > $now)
-      WITH c, score LIMIT $top_ready
+      CALL db.index.fulltext.queryNodes('task_terms', '+(' + $arg.rank_query + ') +(' + in_fence + ')^0') YIELD node AS c, score
+      WHERE c.project_id IN fence_projects AND c.counted = 'ready' AND (c.valid_to IS NULL OR c.valid_to > $arg.now)
+      WITH c, score LIMIT $arg.top_ready
       RETURN c, score
     }
     // distinct: ids split on whitespace, so one chunk's `p/a` also finds `p/a b`, another chunk's project
-    WITH DISTINCT c, score ORDER BY score DESC LIMIT $top_ready
-    RETURN min(score) AS cut, count(score) = $top_ready AS full
+    WITH DISTINCT c, score ORDER BY score DESC LIMIT $arg.top_ready
+    RETURN min(score) AS cut, count(score) = $arg.top_ready AS full
   }
   CALL (fence_projects, full) {
     UNWIND CASE WHEN full THEN [] ELSE fence_projects END AS p
     CALL (p) {
       MATCH (c:Capsule) USING INDEX SEEK c:Capsule(counted, project_id, updated_at)
-      WHERE c.counted = 'ready' AND c.project_id = p AND c.updated_at < $now AND (c.valid_to IS NULL OR c.valid_to > $now)
-      WITH c ORDER BY c.counted DESC, c.project_id DESC, c.updated_at DESC LIMIT $top_ready
+      WHERE c.counted = 'ready' AND c.project_id = p AND c.updated_at < $arg.now AND (c.valid_to IS NULL OR c.valid_to > $arg.now)
+      WITH c ORDER BY c.counted DESC, c.project_id DESC, c.updated_at DESC LIMIT $arg.top_ready
       RETURN datetime.truncate('microsecond', c.updated_at) AS freshest
     }
-    WITH freshest ORDER BY freshest DESC LIMIT $top_ready
+    WITH freshest ORDER BY freshest DESC LIMIT $arg.top_ready
     RETURN min(freshest) AS floor
   }
   CALL (fence_projects, fence_clauses, floor, cut, full) {
     UNWIND CASE WHEN full THEN [] ELSE fence_projects END AS p
     MATCH (c:Capsule) USING INDEX SEEK c:Capsule(counted, project_id, updated_at)
-    WHERE c.counted = 'ready' AND c.project_id = p AND c.updated_at >= coalesce(floor, $now) AND (c.valid_to IS NULL OR c.valid_to > $now)
+    WHERE c.counted = 'ready' AND c.project_id = p AND c.updated_at >= coalesce(floor, $arg.now) AND (c.valid_to IS NULL OR c.valid_to > $arg.now)
     RETURN c, 0.0 AS score
     UNION ALL
-    UNWIND CASE WHEN $rank_query IS NULL OR cut IS NULL THEN [] ELSE fence_clauses END AS in_fence
-    CALL db.index.fulltext.queryNodes('task_terms', '+(' + $rank_query + ') +(' + in_fence + ')^0' + coalesce(' +(' + [q IN $at_least WHERE q[0] = cut | q[1]][0] + ')^0', '')) YIELD node AS c, score
-    WHERE score >= cut AND c.project_id IN fence_projects AND c.counted = 'ready' AND (c.valid_to IS NULL OR c.valid_to > $now)
+    UNWIND CASE WHEN $arg.rank_query IS NULL OR cut IS NULL THEN [] ELSE fence_clauses END AS in_fence
+    CALL db.index.fulltext.queryNodes('task_terms', '+(' + $arg.rank_query + ') +(' + in_fence + ')^0' + coalesce(' +(' + [q IN $arg.at_least WHERE q[0] = cut | q[1]][0] + ')^0', '')) YIELD node AS c, score
+    WHERE score >= cut AND c.project_id IN fence_projects AND c.counted = 'ready' AND (c.valid_to IS NULL OR c.valid_to > $arg.now)
     RETURN c, score
     UNION ALL
-    UNWIND CASE WHEN $rank_query IS NULL AND size($tokens) > 0 THEN fence_clauses ELSE [] END AS in_fence
-    UNWIND $token_queries AS token_query
+    UNWIND CASE WHEN $arg.rank_query IS NULL AND size($arg.tokens) > 0 THEN fence_clauses ELSE [] END AS in_fence
+    UNWIND $arg.token_queries AS token_query
     CALL db.index.fulltext.queryNodes('task_terms', '+' + token_query + ' +(' + in_fence + ')') YIELD node AS c
-    WHERE c.project_id IN fence_projects AND c.counted = 'ready' AND (c.valid_to IS NULL OR c.valid_to > $now)
-    WITH c, [t IN $tokens WHERE t IN c.tokens] AS hit
-    RETURN c, toFloat(size([ts IN $term_sets WHERE all(t IN ts WHERE t IN hit)]) * $whole_weight + size(hit)) AS score
+    WHERE c.project_id IN fence_projects AND c.counted = 'ready' AND (c.valid_to IS NULL OR c.valid_to > $arg.now)
+    WITH c, [t IN $arg.tokens WHERE t IN c.tokens] AS hit
+    RETURN c, toFloat(size([ts IN $arg.term_sets WHERE all(t IN ts WHERE t IN hit)]) * $arg.whole_weight + size(hit)) AS score
   }
   WITH c, max(score) AS score
   WITH c, score ORDER BY score DESC,
-                  CASE WHEN c.updated_at > $now THEN $now ELSE datetime.truncate('microsecond', c.updated_at) END DESC,
+                  CASE WHEN c.updated_at > $arg.now THEN $arg.now ELSE datetime.truncate('microsecond', c.updated_at) END DESC,
                   c.seq ASC
-  LIMIT $top_ready
+  LIMIT $arg.top_ready
   // The shipped coverage, counted from the stored tokens (see the header: exact even on a store
   // that v3 wrote, whose long tokens Lucene indexed in pieces).
-  WITH c, CASE WHEN score > 0 THEN [t IN $tokens WHERE t IN c.tokens] ELSE [] END AS hit
+  WITH c, CASE WHEN score > 0 THEN [t IN $arg.tokens WHERE t IN c.tokens] ELSE [] END AS hit
   RETURN collect(c {.id, .project_id, .headline, .content, .tier, superseded: false,
                     updated_us: c.updated_at.epochSeconds * 1000000 + c.updated_at.microsecond,
-                    score: size([ts IN $term_sets WHERE all(t IN ts WHERE t IN hit)]) * $whole_weight + size(hit)}) AS fenced_ready
+                    score: size([ts IN $arg.term_sets WHERE all(t IN ts WHERE t IN hit)]) * $arg.whole_weight + size(hit)}) AS fenced_ready
 }
 CALL () {
   // Fail closed (SPEC §3): a live cycle in the fence must contain a live, fenced BLOCKS edge marked
@@ -330,9 +330,9 @@ CALL () {
   OPTIONAL MATCH (a:Capsule)-[r:BLOCKS {closes_loop: true}]->(b:Capsule) USING INDEX SEEK r:BLOCKS(closes_loop)
   WHERE a.status = 'open' AND a.tombstoned_at IS NULL AND a.superseded = false
     AND b.status = 'open' AND b.tombstoned_at IS NULL AND b.superseded = false
-    AND ($project_id IS NULL OR (a.project_id = $project_id AND b.project_id = $project_id))
-    AND ($project_prefix IS NULL OR ((a.project_id = $project_prefix OR a.project_id STARTS WITH $project_prefix + '/')
-                                 AND (b.project_id = $project_prefix OR b.project_id STARTS WITH $project_prefix + '/')))
+    AND ($arg.project_id IS NULL OR (a.project_id = $arg.project_id AND b.project_id = $arg.project_id))
+    AND ($arg.project_prefix IS NULL OR ((a.project_id = $arg.project_prefix OR a.project_id STARTS WITH $arg.project_prefix + '/')
+                                 AND (b.project_id = $arg.project_prefix OR b.project_id STARTS WITH $arg.project_prefix + '/')))
   RETURN count(r) AS loop_edges
 }
 CALL (loop_edges) {
@@ -340,15 +340,15 @@ CALL (loop_edges) {
   UNWIND CASE WHEN loop_edges > 0 THEN [true] ELSE [] END AS search
   MATCH (t:Capsule) USING INDEX SEEK t:Capsule(status, project_id)
   WHERE t.status = 'open'
-    AND t.project_id STARTS WITH coalesce($project_id, $project_prefix, '')
-    AND ($project_id IS NULL OR t.project_id = $project_id)
-    AND ($project_prefix IS NULL OR t.project_id = $project_prefix OR t.project_id STARTS WITH $project_prefix + '/')
+    AND t.project_id STARTS WITH coalesce($arg.project_id, $arg.project_prefix, '')
+    AND ($arg.project_id IS NULL OR t.project_id = $arg.project_id)
+    AND ($arg.project_prefix IS NULL OR t.project_id = $arg.project_prefix OR t.project_id STARTS WITH $arg.project_prefix + '/')
     AND t.tombstoned_at IS NULL AND t.superseded = false
   WITH t, COLLECT {
     MATCH (x:Capsule)-[:BLOCKS]->(t)
     WHERE x.status = 'open' AND x.tombstoned_at IS NULL AND x.superseded = false
-      AND ($project_id IS NULL OR x.project_id = $project_id)
-      AND ($project_prefix IS NULL OR x.project_id = $project_prefix OR x.project_id STARTS WITH $project_prefix + '/')
+      AND ($arg.project_id IS NULL OR x.project_id = $arg.project_id)
+      AND ($arg.project_prefix IS NULL OR x.project_id = $arg.project_prefix OR x.project_id STARTS WITH $arg.project_prefix + '/')
     RETURN x.seq
   } AS live_sources
   WHERE size(live_sources) > 0

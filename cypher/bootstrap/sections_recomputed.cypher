@@ -6,16 +6,16 @@
 // ranks, caps and budgets.
 //
 // Parameters:
-//   $project_id, $project_prefix  SPEC §2 fences; null = no fence (both given = AND). The extra
+//   $arg.project_id, $arg.project_prefix  SPEC §2 fences; null = no fence (both given = AND). The extra
 //                                 `STARTS WITH coalesce(...)` is implied by them and lets the planner
 //                                 seek the (kind, project_id) index instead of scanning every capsule.
-//   $now                          the request clock (expired = valid_to <= $now)
-//   $top_ready, $top_section      how many rows each ranked section can show (next action + cap, cap)
-//   $tokens                       the request's distinct term tokens, [] without terms
+//   $arg.now                          the request clock (expired = valid_to <= $arg.now)
+//   $arg.top_ready, $arg.top_section      how many rows each ranked section can show (next action + cap, cap)
+//   $arg.tokens                       the request's distinct term tokens, [] without terms
 //
-// Lean transfer: candidates are listed in decay order (updated_at clamped to $now, desc; then seq asc;
+// Lean transfer: candidates are listed in decay order (updated_at clamped to $arg.now, desc; then seq asc;
 // updated_at truncated to microseconds like the driver's Python datetime), which is exactly the ranking
-// order when coverage ties, so the first $top_* rows are all a terms-free pack can show. With terms, a
+// order when coverage ties, so the first $arg.top_* rows are all a terms-free pack can show. With terms, a
 // row past that prefix is also sent when it MIGHT cover a term token: its lowered text contains a token,
 // or contains a non-ASCII character (Python's Unicode folding could turn it into one). Any other row
 // covers nothing, so the prefix beats it and Python's ranking of what is sent is exact.
@@ -24,51 +24,51 @@
 // values cost ~70 µs each in Python, most of a small pack's time.
 CALL () {
   MATCH (c:Capsule {kind: 'constraint'})
-  WHERE c.project_id STARTS WITH coalesce($project_id, $project_prefix, '')
-    AND ($project_id IS NULL OR c.project_id = $project_id)
-    AND ($project_prefix IS NULL OR c.project_id = $project_prefix OR c.project_id STARTS WITH $project_prefix + '/')
+  WHERE c.project_id STARTS WITH coalesce($arg.project_id, $arg.project_prefix, '')
+    AND ($arg.project_id IS NULL OR c.project_id = $arg.project_id)
+    AND ($arg.project_prefix IS NULL OR c.project_id = $arg.project_prefix OR c.project_id STARTS WITH $arg.project_prefix + '/')
     AND c.tier = 'active'
     AND c.tombstoned_at IS NULL
-    AND (c.valid_to IS NULL OR c.valid_to > $now)
+    AND (c.valid_to IS NULL OR c.valid_to > $arg.now)
     AND NOT EXISTS { MATCH (s:Capsule)-[:SUPERSEDES]->(c) WHERE s.tombstoned_at IS NULL }
   RETURN collect(c {.id, .project_id, .headline, .content, .tier,
                              updated_us: c.updated_at.epochSeconds * 1000000 + c.updated_at.microsecond, superseded: false}) AS constraints
 }
 CALL () {
   MATCH (c:Capsule {kind: 'decision'})
-  WHERE c.project_id STARTS WITH coalesce($project_id, $project_prefix, '')
-    AND ($project_id IS NULL OR c.project_id = $project_id)
-    AND ($project_prefix IS NULL OR c.project_id = $project_prefix OR c.project_id STARTS WITH $project_prefix + '/')
+  WHERE c.project_id STARTS WITH coalesce($arg.project_id, $arg.project_prefix, '')
+    AND ($arg.project_id IS NULL OR c.project_id = $arg.project_id)
+    AND ($arg.project_prefix IS NULL OR c.project_id = $arg.project_prefix OR c.project_id STARTS WITH $arg.project_prefix + '/')
     AND c.tombstoned_at IS NULL
-    AND (c.valid_to IS NULL OR c.valid_to > $now)
+    AND (c.valid_to IS NULL OR c.valid_to > $arg.now)
     AND NOT EXISTS { MATCH (s:Capsule)-[:SUPERSEDES]->(c) WHERE s.tombstoned_at IS NULL }
   WITH c
-  ORDER BY CASE WHEN c.updated_at > $now THEN $now ELSE datetime.truncate('microsecond', c.updated_at) END DESC, c.seq ASC
+  ORDER BY CASE WHEN c.updated_at > $arg.now THEN $arg.now ELSE datetime.truncate('microsecond', c.updated_at) END DESC, c.seq ASC
   WITH collect(c) AS ordered
   RETURN size(ordered) AS decisions_total,
          [n IN [i IN range(0, size(ordered) - 1)
-                WHERE i < $top_section
-                   OR (size($tokens) > 0 AND any(text IN [toLower(ordered[i].headline + ' ' + ordered[i].content)]
-                         WHERE NOT (text =~ '[\\x00-\\x7F]*') OR any(token IN $tokens WHERE text CONTAINS token)))
+                WHERE i < $arg.top_section
+                   OR (size($arg.tokens) > 0 AND any(text IN [toLower(ordered[i].headline + ' ' + ordered[i].content)]
+                         WHERE NOT (text =~ '[\\x00-\\x7F]*') OR any(token IN $arg.tokens WHERE text CONTAINS token)))
                 | ordered[i]]
           | n {.id, .project_id, .headline, .content, .tier,
                updated_us: n.updated_at.epochSeconds * 1000000 + n.updated_at.microsecond, superseded: false}] AS decisions
 }
 CALL () {
   MATCH (c:Capsule {kind: 'failure_pattern'})
-  WHERE c.project_id STARTS WITH coalesce($project_id, $project_prefix, '')
-    AND ($project_id IS NULL OR c.project_id = $project_id)
-    AND ($project_prefix IS NULL OR c.project_id = $project_prefix OR c.project_id STARTS WITH $project_prefix + '/')
+  WHERE c.project_id STARTS WITH coalesce($arg.project_id, $arg.project_prefix, '')
+    AND ($arg.project_id IS NULL OR c.project_id = $arg.project_id)
+    AND ($arg.project_prefix IS NULL OR c.project_id = $arg.project_prefix OR c.project_id STARTS WITH $arg.project_prefix + '/')
     AND c.tombstoned_at IS NULL
   // Stale and superseded traps stay: each row carries its own tier and superseded marker.
   WITH c
-  ORDER BY CASE WHEN c.updated_at > $now THEN $now ELSE datetime.truncate('microsecond', c.updated_at) END DESC, c.seq ASC
+  ORDER BY CASE WHEN c.updated_at > $arg.now THEN $arg.now ELSE datetime.truncate('microsecond', c.updated_at) END DESC, c.seq ASC
   WITH collect(c) AS ordered
   RETURN size(ordered) AS traps_total,
          [n IN [i IN range(0, size(ordered) - 1)
-                WHERE i < $top_section
-                   OR (size($tokens) > 0 AND any(text IN [toLower(ordered[i].headline + ' ' + ordered[i].content)]
-                         WHERE NOT (text =~ '[\\x00-\\x7F]*') OR any(token IN $tokens WHERE text CONTAINS token)))
+                WHERE i < $arg.top_section
+                   OR (size($arg.tokens) > 0 AND any(text IN [toLower(ordered[i].headline + ' ' + ordered[i].content)]
+                         WHERE NOT (text =~ '[\\x00-\\x7F]*') OR any(token IN $arg.tokens WHERE text CONTAINS token)))
                 | ordered[i]]
           | n {.id, .project_id, .headline, .content, .tier,
                updated_us: n.updated_at.epochSeconds * 1000000 + n.updated_at.microsecond,
@@ -78,9 +78,9 @@ CALL () {
   // The blocks-DAG in ONE pass over its live nodes: fenced task/epic, open, not tombstoned, not superseded.
   MATCH (t:Capsule)
   WHERE t.kind IN ['task', 'epic']
-    AND t.project_id STARTS WITH coalesce($project_id, $project_prefix, '')
-    AND ($project_id IS NULL OR t.project_id = $project_id)
-    AND ($project_prefix IS NULL OR t.project_id = $project_prefix OR t.project_id STARTS WITH $project_prefix + '/')
+    AND t.project_id STARTS WITH coalesce($arg.project_id, $arg.project_prefix, '')
+    AND ($arg.project_id IS NULL OR t.project_id = $arg.project_id)
+    AND ($arg.project_prefix IS NULL OR t.project_id = $arg.project_prefix OR t.project_id STARTS WITH $arg.project_prefix + '/')
     AND t.status = 'open'
     AND t.tombstoned_at IS NULL
     AND NOT EXISTS { MATCH (s:Capsule)-[:SUPERSEDES]->(t) WHERE s.tombstoned_at IS NULL }
@@ -93,26 +93,26 @@ CALL () {
       AND NOT EXISTS { MATCH (s:Capsule)-[:SUPERSEDES]->(x) WHERE s.tombstoned_at IS NULL }
     RETURN CASE
       WHEN x.kind IN ['task', 'epic']
-       AND ($project_id IS NULL OR x.project_id = $project_id)
-       AND ($project_prefix IS NULL OR x.project_id = $project_prefix OR x.project_id STARTS WITH $project_prefix + '/')
+       AND ($arg.project_id IS NULL OR x.project_id = $arg.project_id)
+       AND ($arg.project_prefix IS NULL OR x.project_id = $arg.project_prefix OR x.project_id STARTS WITH $arg.project_prefix + '/')
       THEN x.seq ELSE 0 END AS blocker
   } AS blockers
   // SPEC §3 ready: live, not expired, and nothing blocks it any more.
   WITH t, blockers, [b IN blockers WHERE b > 0] AS live_sources
-  WITH collect(CASE WHEN size(blockers) = 0 AND (t.valid_to IS NULL OR t.valid_to > $now) THEN t END) AS ready_nodes,
+  WITH collect(CASE WHEN size(blockers) = 0 AND (t.valid_to IS NULL OR t.valid_to > $arg.now) THEN t END) AS ready_nodes,
        collect(CASE WHEN size(live_sources) > 0 THEN [t.seq, live_sources] END) AS live_blocked_by,
        sum(size([b IN live_sources WHERE b > t.seq])) AS back_edges
   CALL (ready_nodes) {
     UNWIND ready_nodes AS r
     WITH r
-    ORDER BY CASE WHEN r.updated_at > $now THEN $now ELSE datetime.truncate('microsecond', r.updated_at) END DESC, r.seq ASC
+    ORDER BY CASE WHEN r.updated_at > $arg.now THEN $arg.now ELSE datetime.truncate('microsecond', r.updated_at) END DESC, r.seq ASC
     RETURN collect(r) AS ordered
   }
   RETURN size(ordered) AS ready_total,
          [n IN [i IN range(0, size(ordered) - 1)
-                WHERE i < $top_ready
-                   OR (size($tokens) > 0 AND any(text IN [toLower(ordered[i].headline + ' ' + ordered[i].content)]
-                         WHERE NOT (text =~ '[\\x00-\\x7F]*') OR any(token IN $tokens WHERE text CONTAINS token)))
+                WHERE i < $arg.top_ready
+                   OR (size($arg.tokens) > 0 AND any(text IN [toLower(ordered[i].headline + ' ' + ordered[i].content)]
+                         WHERE NOT (text =~ '[\\x00-\\x7F]*') OR any(token IN $arg.tokens WHERE text CONTAINS token)))
                 | ordered[i]]
           | n {.id, .project_id, .headline, .content, .tier,
                updated_us: n.updated_at.epochSeconds * 1000000 + n.updated_at.microsecond, superseded: false}] AS ready,

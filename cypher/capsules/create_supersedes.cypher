@@ -1,5 +1,5 @@
 // SUPERSEDES edges: (new) replaces (old).
-UNWIND $edges AS e
+UNWIND $arg.edges AS e
 MATCH (a:Capsule {id: e.from})
 USING INDEX SEEK a:Capsule(id)
 MATCH (b:Capsule {id: e.to})

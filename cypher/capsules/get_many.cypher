@@ -1,7 +1,7 @@
 // memory_get: full capsules with their edges (in and out) and the superseded flag, ONE query for many ids.
 // Ids that do not exist simply produce no row; the caller names them (404).
 // superseded = an incoming SUPERSEDES from a capsule that is not tombstoned (SPEC §1).
-UNWIND $ids AS wanted
+UNWIND $arg.ids AS wanted
 MATCH (c:Capsule {id: wanted})
 USING INDEX SEEK c:Capsule(id)
 RETURN properties(c) AS props,

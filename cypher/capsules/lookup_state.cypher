@@ -1,5 +1,5 @@
 // Which of these ids exist, with kind and tombstone state (relate/tombstone checks, before any write).
-UNWIND $ids AS ref
+UNWIND $arg.ids AS ref
 OPTIONAL MATCH (c:Capsule {id: ref})
 USING INDEX SEEK c:Capsule(id)
 RETURN ref AS id, c IS NOT NULL AS exists, c.kind AS kind, c.tombstoned_at IS NOT NULL AS tombstoned

@@ -1,5 +1,5 @@
 // Add SUPERSEDES edges (new)-[:SUPERSEDES]->(old) between existing capsules; reports which were already there.
-UNWIND $edges AS e
+UNWIND $arg.edges AS e
 MATCH (a:Capsule {id: e.from})
 USING INDEX SEEK a:Capsule(id)
 MATCH (b:Capsule {id: e.to})

@@ -1,7 +1,7 @@
 // Remove edges of the given type; an edge that is not there is a reported no-op (existed = false).
 // Both ends are hinted to their id seeks: left to itself the planner once solved one end with a
 // scan of the whole id index and joined on it (seen in CI, on a store built by the plan test).
-UNWIND $edges AS e
+UNWIND $arg.edges AS e
 OPTIONAL MATCH (a:Capsule {id: e.from})-[r]->(b:Capsule {id: e.to})
 USING INDEX SEEK a:Capsule(id)
 USING INDEX SEEK b:Capsule(id)

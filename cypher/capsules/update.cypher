@@ -1,4 +1,4 @@
-// Apply one validated update; a null in $changes removes that property (clear_valid_to).
-MATCH (c:Capsule {id: $id})
+// Apply one validated update; a null in $arg.changes removes that property (clear_valid_to).
+MATCH (c:Capsule {id: $arg.id})
 USING INDEX SEEK c:Capsule(id)
-SET c += $changes
+SET c += $arg.changes

@@ -1,4 +1,4 @@
-// Idempotency: delete at most $limit expired keys (the index on expires_at makes this a range seek).
+// Idempotency: delete at most $arg.limit expired keys (the index on expires_at makes this a range seek).
 // Run after each keyed write in its own small transaction, so the store never grows without bound
 // and no single clean-up is ever large.
 // The SET takes each key's write lock before the delete decides: a write that is re-recording an
@@ -8,10 +8,10 @@
 // happens to invalidate that cache today, `properties(k)` does not depend on it.)
 // A key the purge keeps carries purge_checked_at (when a purge last looked at it); nothing reads it.
 MATCH (k:IdempotencyKey)
-WHERE k.expires_at <= $now
-WITH k LIMIT $limit
-SET k.purge_checked_at = $now
+WHERE k.expires_at <= $arg.now
+WITH k LIMIT $arg.limit
+SET k.purge_checked_at = $arg.now
 WITH k
-WHERE properties(k).expires_at <= $now  // read from the store: `k.expires_at` may be planned from the seek's cache
+WHERE properties(k).expires_at <= $arg.now  // read from the store: `k.expires_at` may be planned from the seek's cache
 DELETE k
 RETURN count(*) AS purged

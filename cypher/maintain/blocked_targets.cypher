@@ -1,5 +1,5 @@
 // The capsules the given ones block (their readiness depends on whether these still block).
-UNWIND $ids AS wanted
+UNWIND $arg.ids AS wanted
 MATCH (c:Capsule {id: wanted})-[:BLOCKS]->(t:Capsule)
 USING INDEX SEEK c:Capsule(id)
 RETURN DISTINCT t.id AS id

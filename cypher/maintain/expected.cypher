@@ -2,8 +2,8 @@
 // from scratch from the raw graph, beside what is stored. Python compares them (and the folded
 // tokens, which only Python can compute) and reports drift; --repair rewrites the page.
 MATCH (c:Capsule)
-WHERE c.seq > $after
-WITH c ORDER BY c.seq ASC LIMIT $limit
+WHERE c.seq > $arg.after
+WITH c ORDER BY c.seq ASC LIMIT $arg.limit
 WITH c,
      EXISTS { MATCH (s:Capsule)-[:SUPERSEDES]->(c) WHERE s.tombstoned_at IS NULL } AS superseded,
      CASE WHEN c.kind IN ['task', 'epic'] THEN COUNT {

@@ -3,8 +3,8 @@
 // text, so Python can fold their tokens again: schema v4 stores such tokens marked
 // (graphsvc.store.maintain.stored_token). Every other capsule's tokens are already what v4 stores.
 MATCH (c:Capsule)
-WHERE c.seq > $after
-WITH c ORDER BY c.seq ASC LIMIT $limit
+WHERE c.seq > $arg.after
+WITH c ORDER BY c.seq ASC LIMIT $arg.limit
 RETURN c.seq AS seq,
        CASE WHEN any(t IN coalesce(c.tokens, []) WHERE size(t) > 127)
             THEN {id: c.id, headline: c.headline, content: c.content, tokens: c.tokens} END AS text

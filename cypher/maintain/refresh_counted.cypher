@@ -8,7 +8,7 @@
 // A capsule whose section changed moves one count from its old (:Tally {key: section|project})
 // to the new one. Both locks (capsule, then tally, in key order) are taken before the values
 // they change are read, so concurrent writers add up (see refresh_superseded).
-UNWIND $ids AS wanted
+UNWIND $arg.ids AS wanted
 MATCH (c:Capsule {id: wanted})
 USING INDEX SEEK c:Capsule(id)
 SET c.maintained_lock = true

@@ -5,7 +5,7 @@
 //   ready          true on a task/epic that is open, not tombstoned, not superseded and has no
 //                  open blocker; absent otherwise. Expiry stays a read-time filter (request clock).
 // The lock is taken before the values are computed (see refresh_superseded).
-UNWIND $ids AS wanted
+UNWIND $arg.ids AS wanted
 MATCH (c:Capsule {id: wanted})
 USING INDEX SEEK c:Capsule(id)
 SET c.maintained_lock = true

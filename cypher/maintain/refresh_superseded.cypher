@@ -3,7 +3,7 @@
 // The first SET takes the node's write lock BEFORE the value is computed, so the last writer of
 // a node always computes it from committed state (see graphsvc.store.maintain).
 // Returns the capsules these ones block: whether a blocker is superseded changes whether it blocks.
-UNWIND $ids AS wanted
+UNWIND $arg.ids AS wanted
 MATCH (c:Capsule {id: wanted})
 USING INDEX SEEK c:Capsule(id)
 SET c.maintained_lock = true

@@ -1,5 +1,5 @@
 // The capsules the given ones supersede (their `superseded` depends on these being live).
-UNWIND $ids AS wanted
+UNWIND $arg.ids AS wanted
 MATCH (c:Capsule {id: wanted})-[:SUPERSEDES]->(t:Capsule)
 USING INDEX SEEK c:Capsule(id)
 RETURN DISTINCT t.id AS id

@@ -1,7 +1,7 @@
 // Create BLOCKS edges (a must be done before b starts); `closes_loop: true` marks an edge the
 // topological order could not place (it closed a loop when it was inserted). Reports edges
 // that were already there (MERGE leaves them, and their mark, as they are).
-UNWIND $edges AS e
+UNWIND $arg.edges AS e
 MATCH (a:Capsule {id: e.from})
 USING INDEX SEEK a:Capsule(id)
 MATCH (b:Capsule {id: e.to})

@@ -1,6 +1,6 @@
 // Write a from-scratch order: ords for one page of capsules [{seq, ord}], and the mark of each
 // of their outgoing BLOCKS edges (marked: [to seq]; every other edge is unmarked).
-UNWIND $rows AS row
+UNWIND $arg.rows AS row
 MATCH (c:Capsule {seq: row.seq})
 SET c.ord = row.ord
 WITH c, row

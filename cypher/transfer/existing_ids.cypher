@@ -1,5 +1,5 @@
 // Import: which of these ids are already stored (import refuses to overwrite anything).
-UNWIND $ids AS wanted
+UNWIND $arg.ids AS wanted
 MATCH (c:Capsule {id: wanted})
 USING INDEX SEEK c:Capsule(id)
 RETURN c.id AS id

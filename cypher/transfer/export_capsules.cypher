@@ -3,8 +3,8 @@
 // come back as [epochSeconds, nanosecond] (exact, and far cheaper for the driver than DateTime
 // objects); any other property is returned as stored.
 MATCH (c:Capsule)
-WHERE c.seq > $after
-WITH c ORDER BY c.seq ASC LIMIT $limit
+WHERE c.seq > $arg.after
+WITH c ORDER BY c.seq ASC LIMIT $arg.limit
 RETURN c {
   .id, .seq, .project_id, .kind, .tier, .headline, .content, .status,
   created_at: CASE WHEN c.created_at IS NULL THEN null ELSE [c.created_at.epochSeconds, c.created_at.nanosecond] END,

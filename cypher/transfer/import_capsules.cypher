@@ -2,7 +2,7 @@
 // strings with nanoseconds. datetime(null) is null, so absent valid_to / tombstoned_at stay absent.
 // Maintained fields arrive in the row (tokens, ord; superseded false until the edges exist), and
 // readiness is refreshed after the edges (graphsvc.store.transfer).
-UNWIND $rows AS row
+UNWIND $arg.rows AS row
 CREATE (c:Capsule)
 SET c = row.props
 SET c:$(row.label)

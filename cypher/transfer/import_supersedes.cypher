@@ -1,5 +1,5 @@
 // Import: SUPERSEDES edges between capsules created by the same import.
-UNWIND $edges AS e
+UNWIND $arg.edges AS e
 MATCH (a:Capsule {id: e.from})
 USING INDEX SEEK a:Capsule(id)
 MATCH (b:Capsule {id: e.to})

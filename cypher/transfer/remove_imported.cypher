@@ -1,7 +1,7 @@
 // Undo an interrupted import: remove the capsules (and their edges) that THIS import created,
 // and take back the counts their maintained `counted` added to the tallies (graphsvc.store.maintain).
 // Only ever called with ids that were checked absent before the import began.
-UNWIND $ids AS imported
+UNWIND $arg.ids AS imported
 MATCH (c:Capsule {id: imported})
 USING INDEX SEEK c:Capsule(id)
 WITH c, c.counted AS section, c.project_id AS project_id

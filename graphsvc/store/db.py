@@ -217,8 +217,8 @@ class Database:
 
     def query(self, name: str, **params: Any) -> list[neo4j.Record]:
         """Run the named read statement `cypher/<name>.cypher` with parameters (one read transaction)."""
-        text = cypher.load(name)
-        return self.read(lambda tx: list(tx.run(text, params)))
+        text, bound = cypher.load(name), statement_arguments(name, params)
+        return self.read(lambda tx: list(tx.run(text, bound)))
 
     def read(self, work: Callable[[ManagedTransaction], T]) -> T:
         """One read transaction (a consistent snapshot), routed to a reader on a cluster."""
@@ -288,6 +288,34 @@ class Database:
             return False
 
 
+#: The one parameter every graphsvc statement takes: a map holding its arguments (`$arg.ids`, …).
+ARGUMENTS = "arg"
+
+
+def statement_arguments(name: str, params: dict[str, Any]) -> dict[str, Any]:
+    """The parameters a statement is sent with: its arguments inside ONE map, `$arg`.
+
+    Neo4j 5.26 caches a plan per statement text AND per parameter signature
+    (QueryCache.extractParameterTypeMap, ParameterValueTypeHelper.deriveCypherType): each parameter's
+    type (a null is ANY, a string STRING, a list of strings LIST<STRING>, any other list LIST<ANY>)
+    and, for strings and lists, a size bucket (0, 1, 2-10, 11-100, 101-1000, …;
+    internal.cypher.use_parameter_size, on by default). So a pack with 1, 2 or 12 terms, a fence by
+    id or by prefix, a 9- or a 90-character Lucene query, a batch of 1 or of 50 each had a plan of
+    its own, planned (seconds for the pack) on first use after every Neo4j start, by whichever
+    request met it first. A MAP parameter enters that signature as MAP alone, with no size and no
+    inner types: with every argument inside one map, each statement has ONE signature and ONE plan,
+    whatever the request (tests/integration/test_plan_cache.py holds Neo4j to it), and start-up
+    plans each statement once. The planner loses the sizes as estimates; the statements pin their
+    access paths with index hints, so the plans do not depend on them.
+
+    The other part of Neo4j's key is whether the transaction already changed something
+    (txStateHasChanges): a write's later statements are planned for that case, which
+    graphsvc.store.warmup takes into account. `inspect/` statements are for operators to paste
+    into Neo4j Browser, so they keep plain parameters.
+    """
+    return params if name.startswith("inspect/") else {ARGUMENTS: params}
+
+
 def run(tx: ManagedTransaction, name: str, **params: Any) -> list[neo4j.Record]:
     """Run the named statement inside a managed transaction and fetch every record."""
-    return list(tx.run(cypher.load(name), params))
+    return list(tx.run(cypher.load(name), statement_arguments(name, params)))

@@ -3,8 +3,14 @@
 A write that inserts a BLOCKS edge against the order runs about ten statements in one transaction;
 on a cold or busy Neo4j, planning each takes up to seconds, and together they can outlive the
 transaction timeout (GRAPHSVC_QUERY_TIMEOUT) on the very first such write. So every statement a
-write may run is executed here once with parameters of the real types, inside ONE write
-transaction that is then rolled back: nothing is stored, and the plans stay in Neo4j's cache.
+write may run is executed here once, inside write transactions that are then rolled back:
+nothing is stored, and the plans stay in Neo4j's cache.
+
+Each statement has one plan whatever its arguments (graphsvc.store.db.statement_arguments), but
+Neo4j also keys a plan on whether its transaction already changed something: a write's first
+statements run in a clean transaction, its later ones after its own changes. So each statement is
+run twice: in a clean transaction, and in one that first creates an unlabelled node (no new label
+or property token, which would outlive the roll-back).
 """
 
 from __future__ import annotations
@@ -21,6 +27,17 @@ _NOW = datetime(2000, 1, 1, tzinfo=timezone.utc)
 
 #: Each write statement with parameters of the types the writes send; none matches a stored capsule.
 STATEMENTS: tuple[tuple[str, dict[str, Any]], ...] = (
+    ("order/lock", {}),
+    ("capsules/allocate_ids", {"count": 0}),
+    ("capsules/create", {"rows": [], "now": _NOW}),
+    ("capsules/lookup_for_update", {"id": _NOWHERE}),
+    ("capsules/update", {"id": _NOWHERE, "changes": {}}),
+    ("maintain/write_tokens", {"rows": []}),
+    ("idempotency/lookup", {"caller": "", "key": "graphsvc-warm-up", "now": _NOW}),
+    ("idempotency/claim", {"caller": "", "key": "graphsvc-warm-up", "now": _NOW}),
+    ("idempotency/record", {"caller": "", "key": "graphsvc-warm-up", "now": _NOW, "expires_at": _NOW,
+                            "operation": "warm-up", "request_hash": "", "response": "", "status": 200}),
+    ("idempotency/purge_expired", {"limit": 0, "now": _NOW}),
     ("capsules/lookup_refs", {"ids": [_NOWHERE]}),
     ("capsules/lookup_state", {"ids": [_NOWHERE]}),
     ("capsules/create_supersedes", {"edges": [{"from": _NOWHERE, "to": _NOWHERE}]}),
@@ -48,16 +65,20 @@ class _RollBack(Exception):
     """Raised at the end of the warm-up transaction so that it commits nothing."""
 
 
-def _plan_all(tx: ManagedTransaction) -> None:
+def _plan_all(tx: ManagedTransaction, after_a_change: bool) -> None:
+    if after_a_change:
+        tx.run("CREATE ()").consume()
     for name, params in STATEMENTS:
         run(tx, name, **params)
     raise _RollBack
 
 
 def warm_write_plans(db: Database) -> None:
-    """Run every write statement once in a transaction that is rolled back (plans cached, nothing stored)."""
+    """Run every write statement in a clean transaction and after a change, both rolled back
+    (plans cached, nothing stored)."""
     with db.longer_timeout():
-        try:
-            db.write(_plan_all)
-        except _RollBack:
-            pass
+        for after_a_change in (False, True):
+            try:
+                db.write(lambda tx: _plan_all(tx, after_a_change))
+            except _RollBack:
+                pass

@@ -15,6 +15,7 @@ from typing import Any, Iterator
 from graphsvc.store import cypher
 from graphsvc.models import BootstrapRequest
 from graphsvc.store.bootstrap import pack_statement, statement_parameters
+from graphsvc.store.db import statement_arguments
 from graphsvc.store.warmup import STATEMENTS
 
 from .bootstrap_support import NOW, Store
@@ -33,7 +34,7 @@ def operators(plan: dict[str, Any]) -> Iterator[tuple[str, str, bool]]:
 def explain(db, **fence: Any) -> list[tuple[str, str, bool]]:
     params = statement_parameters(BootstrapRequest(terms=["parser"], **fence), NOW)
     statement = pack_statement(params["project_id"], params["project_prefix"])
-    summary = db._driver.execute_query("EXPLAIN " + cypher.load(statement), params).summary
+    summary = db._driver.execute_query("EXPLAIN " + cypher.load(statement), statement_arguments(statement, params)).summary
     return list(operators(summary.plan))
 
 
@@ -87,7 +88,7 @@ def test_every_section_seeks_an_index_and_no_path_is_enumerated(db):
             assert len(decay) >= 2 * len(sections), leaves
         # With terms, the cut (the k-th best coverage) reads the coverage-scoring full-text query
         # from a one-row guard: a procedure call on no index of its own.
-        cuts = [d for op, d in leaves if op == "Unwind" and "$rank_query IS NULL" in d]
+        cuts = [d for op, d in leaves if op == "Unwind" and "$arg.rank_query IS NULL" in d]
         assert all(op == "Argument" or d in kinds + loops + live + decay + covering + cuts + tallies + expired
                    for op, d in leaves), leaves
         assert not {"NodeByLabelScan", "AllNodesScan"} & set(ops), ops
@@ -109,7 +110,7 @@ def test_no_write_statement_scans_the_store_and_the_order_searches_start_from_th
     order_first = sorted(STATEMENTS, key=lambda statement: statement[0] not in ("order/forward", "order/backward"))
     for name, params in order_first:  # every statement a write runs (graphsvc.store.warmup)
         params = searched if name in ("order/forward", "order/backward") else params
-        summary = db._driver.execute_query("EXPLAIN " + cypher.load(name), params).summary
+        summary = db._driver.execute_query("EXPLAIN " + cypher.load(name), statement_arguments(name, params)).summary
         leaves = [(op, details) for op, details, leaf in operators(summary.plan) if leaf]
         assert not [op for op, _ in leaves if "Scan" in op], (name, leaves)
         if name in ("order/forward", "order/backward"):
