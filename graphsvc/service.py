@@ -50,6 +50,7 @@ class GraphService:
         self.idempotency_ttl = idempotency_ttl
         self._schema_applied = False
         self._schema_lock = threading.Lock()
+        self._plans_warm = False  # set by `warm`; `ready` waits for it
         db.on_reconnect = self.warm  # a restarted Neo4j has an empty plan cache
 
     @property
@@ -73,6 +74,7 @@ class GraphService:
         with ThreadPoolExecutor(max_workers=len(WARM_REQUESTS), thread_name_prefix="graphsvc-warm") as pool:
             for done in [pool.submit(plan, request) for request in WARM_REQUESTS]:
                 done.result()
+        self._plans_warm = True
 
     def ensure_schema(self) -> None:
         """Apply `cypher/schema.cypher`, upgrade the store (`graphsvc migrate`) and plan the writes, once per process.
@@ -97,10 +99,21 @@ class GraphService:
                 self._schema_applied = True
 
     def ready(self) -> bool:
-        """Neo4j answers (and the schema is in place)."""
+        """Ready to serve: Neo4j answers, the schema is in place, and the pack's plans are warm.
+
+        A load balancer, compose's healthcheck or `make up` sends agents only to a worker that says
+        so; a cold worker would have its first packs plan the statements (seconds each on a fresh
+        Neo4j) under the request timeout. After a Neo4j restart the warm-up runs again in the
+        background (Database.on_reconnect) and this answers False until it is done.
+        """
         if not self.db.ping():
             return False
         self.ensure_schema()
+        if self.db.warming:
+            return False
+        if not self._plans_warm:  # the start-up warm-up found Neo4j down: warm now, off this call
+            self.db.rewarm()
+            return False
         return True
 
     # -- the product ------------------------------------------------------

@@ -134,3 +134,27 @@ def test_no_request_shape_makes_neo4j_plan_again(db):
         db._driver.execute_query("CALL db.stats.stop('QUERIES')")
     planned = compiles(db)
     assert planned == [], f"Neo4j planned again for a new request shape: {planned}"
+
+
+def test_ready_only_once_the_pack_plans_are_warm(db):
+    """/readyz's answer (GraphService.ready): a worker whose warm-up has not run is not ready; asking
+    starts the warm-up in the background, and it turns ready when that is done."""
+    import time
+
+    service = GraphService(db, clock=fixed_clock(NOW))
+    db._driver.execute_query("CALL db.clearQueryCaches()")
+    assert service.ready() is False
+    deadline = time.monotonic() + 120
+    while not service.ready():
+        assert time.monotonic() < deadline, "the warm-up never finished"
+        time.sleep(0.05)
+    assert not db.warming
+    # warm now: both pack statements are cached, so a pack plans nothing
+    db._driver.execute_query("CALL db.stats.clear('QUERIES')")
+    db._driver.execute_query("CALL db.stats.collect('QUERIES')")
+    try:
+        service.bootstrap({"project_prefix": "shop", "terms": ["refund"]})
+        service.bootstrap({})
+    finally:
+        db._driver.execute_query("CALL db.stats.stop('QUERIES')")
+    assert compiles(db) == []

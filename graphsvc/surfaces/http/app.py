@@ -39,7 +39,8 @@ ROUTE_MODULES = [capsule_routes, bootstrap_routes]
 
 BASE_OPERATIONS = [
     Operation("GET", "/healthz", "The process is up", public=True, error_statuses=()),
-    Operation("GET", "/readyz", "Neo4j is reachable and the schema is applied", error_statuses=(401, 503)),
+    Operation("GET", "/readyz", "Ready to serve: Neo4j is reachable, the schema is applied and the query plans are warm",
+              error_statuses=(401, 503)),
     Operation("GET", "/openapi.json", "This document", error_statuses=(401,)),
     Operation("GET", "/metrics", "Prometheus metrics (text exposition format)",
               description="Request counts and latency per route template and status, packs by ready state, rows "
@@ -116,8 +117,9 @@ def create_app(
 
     async def readyz(request: Request) -> JSONResponse:
         if await call(service.ready):
-            return JSONResponse({"status": "ready", "neo4j": "reachable"})
-        return _error_response(Unavailable("Neo4j is not reachable; retry shortly."))
+            return JSONResponse({"status": "ready", "neo4j": "reachable", "plans": "warm"})
+        return _error_response(Unavailable("not ready: Neo4j is not reachable or the query plans are still being "
+                                           "compiled; retry shortly."))
 
     async def openapi(request: Request) -> JSONResponse:
         return JSONResponse(document)
