@@ -17,6 +17,10 @@ SDK clients do (POST initialize, POST notifications/initialized, GET /mcp for th
 stream) and then stay connected and silent for the whole cell. A list of counts runs one cell per
 count, interleaved over `--rounds`, so their figures are comparable.
 
+`--kill-neo4j-at S`: S seconds into each cell, kill -9 the local bench Neo4j and start it again; the
+cell then reports when Bolt answered, the first 2xx after that, the last non-2xx, and the non-2xx
+answered 10 s or more after Bolt was back.
+
 Reported per cell: requests/s (2xx), the share of non-2xx, p50/p95/p99 per route, the time from the
 service's start (and from the cell's start) to the first 2xx, and what the idle agents were answered.
 Loopback only, bounded in time, stops by itself. Writes bench/results/mixed.json.
@@ -29,6 +33,7 @@ import asyncio
 import json
 import os
 import random
+import signal
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -50,6 +55,8 @@ class Tally:
     non_2xx: dict[str, int] = field(default_factory=dict)
     first_ok: float | None = None
     samples: list[str] = field(default_factory=list)
+    #: (answered at, 2xx?) of every request, for what happened around a Neo4j restart
+    answers: list[tuple[float, bool]] = field(default_factory=list)
 
 
 @dataclass
@@ -115,6 +122,7 @@ async def client(port: int, seed: int, words: list[str], stop_at: float, tally: 
                 conn.close()
                 status, data = 0, str(exc).encode()
             took = (time.perf_counter() - began) * 1000
+            tally.answers.append((time.perf_counter(), 200 <= status < 300))
             if 200 <= status < 300:
                 tally.ok += 1
                 tally.ms.setdefault(route, []).append(took)
@@ -171,9 +179,27 @@ def pct(samples: list[float], q: float) -> float | None:
     return round(ordered[min(len(ordered) - 1, int(q * (len(ordered) - 1) + 0.5))], 1)
 
 
-def run_cell(service: Service, clients: int, seconds: float, idle: int, words: list[str], seed: int) -> dict[str, Any]:
+async def kill_and_restart(after: float, restarted: dict[str, float]) -> None:
+    """kill -9 the local bench Neo4j `after` seconds in, start it again, note when Bolt answers."""
+    from graphsvc.neo4j_local import LocalNeo4j
+
+    from .concurrency import neo4j_pid
+
+    await asyncio.sleep(after)
+    pid = neo4j_pid()
+    if pid is None:
+        raise SystemExit("--kill-neo4j-at: no local bench Neo4j pid found")
+    restarted["killed"] = time.perf_counter()
+    os.kill(pid, signal.SIGKILL)
+    await asyncio.to_thread(LocalNeo4j.named("bench").start)  # returns once Bolt answers a query
+    restarted["bolt"] = time.perf_counter()
+
+
+def run_cell(service: Service, clients: int, seconds: float, idle: int, words: list[str], seed: int,
+             kill_at: float | None = None) -> dict[str, Any]:
     tally = Tally()
     seen: dict[str, int] = {}
+    restarted: dict[str, float] = {}
 
     async def main() -> float:
         stop_at = time.perf_counter() + seconds + 30  # the idle agents outlive the clients
@@ -182,8 +208,9 @@ def run_cell(service: Service, clients: int, seconds: float, idle: int, words: l
         for event in events:
             await event.wait()
         started = time.perf_counter()
+        killer = [kill_and_restart(kill_at, restarted)] if kill_at is not None else []
         await asyncio.gather(*[client(service.port, seed * 1000 + c, words, started + seconds, tally, started)
-                               for c in range(clients)])
+                               for c in range(clients)], *killer)
         elapsed = time.perf_counter() - started
         for agent in agents:
             agent.cancel()
@@ -192,6 +219,14 @@ def run_cell(service: Service, clients: int, seconds: float, idle: int, words: l
 
     elapsed = asyncio.run(main())
     failed = sum(tally.non_2xx.values())
+    restart: dict[str, Any] = {}
+    if "bolt" in restarted:
+        bolt = restarted["bolt"]
+        after = [(at - bolt, ok) for at, ok in tally.answers if at > bolt]
+        restart = {"bolt_back_after_kill_s": round(bolt - restarted["killed"], 1),
+                   "first_2xx_after_bolt_s": next((round(t, 2) for t, ok in after if ok), None),
+                   "last_non_2xx_after_bolt_s": max((round(t, 2) for t, ok in after if not ok), default=None),
+                   "non_2xx_from_10s_after_bolt": sum(1 for t, ok in after if t >= 10 and not ok)}
     return {
         "target": service.name, "clients": clients, "idle_agents": idle, "seconds": round(elapsed, 1),
         "requests_per_s": round(tally.ok / elapsed, 1), "requests": tally.ok + failed,
@@ -200,7 +235,7 @@ def run_cell(service: Service, clients: int, seconds: float, idle: int, words: l
         "first_2xx_s": None if tally.first_ok is None else round(tally.first_ok, 2),
         "routes": {route: {"n": len(ms), "p50_ms": pct(ms, .5), "p95_ms": pct(ms, .95), "p99_ms": pct(ms, .99)}
                    for route, ms in sorted(tally.ms.items())},
-        "idle_agents_answered": seen, "samples": tally.samples,
+        "idle_agents_answered": seen, "samples": tally.samples, "neo4j_restart": restart,
     }
 
 
@@ -214,6 +249,8 @@ def main() -> None:
     parser.add_argument("--wipe", action="store_true", help="start from an empty store")
     parser.add_argument("--restart-neo4j", action="store_true", help="restart the local bench Neo4j first")
     parser.add_argument("--target", action="append", default=[], help="NAME=SOURCE_DIR; repeatable (default new=.)")
+    parser.add_argument("--kill-neo4j-at", type=float, default=None,
+                        help="seconds into each cell to kill -9 the local bench Neo4j and start it again")
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args()
     words = dataset.vocabulary(random.Random(dataset.SEED))
@@ -243,7 +280,8 @@ def main() -> None:
             print(f"{name}: /readyz 200 after {ready_s:.1f} s", flush=True)
             for round_ in range(args.rounds):
                 for idle in args.idle_agents:
-                    cell = run_cell(service, args.clients, args.seconds, idle, words, seed=round_ * 7 + idle)
+                    cell = run_cell(service, args.clients, args.seconds, idle, words, seed=round_ * 7 + idle,
+                                    kill_at=args.kill_neo4j_at)
                     cell.update(round=round_, ready_s=round(ready_s, 1))
                     results.append(cell)
                     routes = "  ".join(f"{r} p50/p95/p99 {v['p50_ms']}/{v['p95_ms']}/{v['p99_ms']}"
@@ -252,6 +290,8 @@ def main() -> None:
                           f"{cell['non_2xx']} of {cell['requests']} ({cell['non_2xx_share']:.1%}), first 2xx "
                           f"{cell['first_2xx_s']} s; idle answered {cell['idle_agents_answered']}\n    {routes}",
                           flush=True)
+                    if cell["neo4j_restart"]:
+                        print(f"    Neo4j restart: {cell['neo4j_restart']}", flush=True)
                     for sample in cell["samples"][:2]:
                         print(f"    e.g. {sample}", flush=True)
     args.out.parent.mkdir(parents=True, exist_ok=True)
