@@ -191,6 +191,8 @@ async def kill_and_restart(after: float, restarted: dict[str, float]) -> None:
         raise SystemExit("--kill-neo4j-at: no local bench Neo4j pid found")
     restarted["killed"] = time.perf_counter()
     os.kill(pid, signal.SIGKILL)
+    while Path(f"/proc/{pid}").exists():  # until the JVM is gone, its launcher still reports it running
+        await asyncio.sleep(0.05)
     await asyncio.to_thread(LocalNeo4j.named("bench").start)  # returns once Bolt answers a query
     restarted["bolt"] = time.perf_counter()
 

@@ -51,18 +51,22 @@ class GraphService:
         self._schema_applied = False
         self._schema_lock = threading.Lock()
         self._plans_warm = False  # set by `warm`; `ready` waits for it
-        db.on_reconnect = self.warm  # a restarted Neo4j has an empty plan cache
+        # A restarted Neo4j has an empty plan cache: plan the writes again too, not only the packs.
+        db.on_reconnect = lambda: self.warm(writes=True)
 
     @property
     def request_bound(self) -> float:
         """Seconds a surface lets one call wait for Neo4j before it answers 503 (SPEC §6)."""
         return self.db.request_bound
 
-    def warm(self) -> None:
-        """Plan the pack statement now (seconds per shape on a cold Neo4j), not on an agent's call.
+    def warm(self, writes: bool = False) -> None:
+        """Plan the pack statements now (seconds each on a cold Neo4j), not on an agent's call; with
+        `writes`, every write statement as well (start-up does that in `ensure_schema`).
 
-        The shapes are planned side by side: Neo4j plans them on its own cores, so a start-up or
+        The statements are planned side by side: Neo4j plans them on its own cores, so a start-up or
         a reconnect pays about the slowest plan rather than their sum."""
+        from graphsvc.store.warmup import warm_write_plans
+
         def plan(request: dict[str, Any]) -> None:
             token = _warming_call.set(True)
             try:
@@ -71,8 +75,11 @@ class GraphService:
             finally:
                 _warming_call.reset(token)
 
-        with ThreadPoolExecutor(max_workers=len(WARM_REQUESTS), thread_name_prefix="graphsvc-warm") as pool:
-            for done in [pool.submit(plan, request) for request in WARM_REQUESTS]:
+        with ThreadPoolExecutor(max_workers=len(WARM_REQUESTS) + 1, thread_name_prefix="graphsvc-warm") as pool:
+            work = [pool.submit(plan, request) for request in WARM_REQUESTS]
+            if writes:
+                work.append(pool.submit(warm_write_plans, self.db))
+            for done in work:
                 done.result()
         self._plans_warm = True
 
@@ -116,6 +123,13 @@ class GraphService:
             return False
         return True
 
+    def _refuse_while_warming(self) -> None:
+        """After a reconnect every call would wait for the cold plans its statements need, each cut off
+        by the query timeout while they crowd a server that is compiling; one warm-up compiles them
+        instead, and callers get a fast 503 + Retry-After until it is done (seconds, not a 30 s wait)."""
+        if self.db.warming and not _warming_call.get():
+            raise Unavailable("Neo4j is back and the query plans are being compiled; retry shortly.")
+
     # -- the product ------------------------------------------------------
 
     def bootstrap(self, data: Any) -> dict[str, Any]:
@@ -124,11 +138,7 @@ class GraphService:
 
         request = parse(BootstrapRequest, data if data is not None else {}, BadRequest)
         self.ensure_schema()
-        if self.db.warming and not _warming_call.get():
-            # After a reconnect every pack would compile the cold plan itself, each one cut off by
-            # the query timeout while they crowd the server; one warm-up compiles it instead, and
-            # callers get a fast 503 + Retry-After until it is done (seconds, not a 30 s wait).
-            raise Unavailable("Neo4j is back and the pack's query plans are being compiled; retry shortly.")
+        self._refuse_while_warming()
         pack = build_pack(self.db, request, self.clock())
         telemetry.observe_pack(pack)
         return pack
@@ -140,6 +150,7 @@ class GraphService:
               write: Callable[[Wrap | None], Any], render: Callable[[Any], Any] = _as_is) -> Any:
         """Run `write` (a store call taking a wrap); with a key, replay or record in the same transaction."""
         self.ensure_schema()
+        self._refuse_while_warming()
         if key is None:
             return render(write(None))
         try:
