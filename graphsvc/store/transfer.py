@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import re
+import tempfile
 from datetime import datetime, timedelta, timezone
 from typing import Any, Callable, Iterable, Iterator
 
@@ -141,19 +142,7 @@ def _capsule_props(props: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def export_lines(db: Database) -> Iterator[str]:
-    """Every capsule (by seq) then every edge (by type, from seq, to seq), one JSON line each.
-
-    Pages by keyset so memory stays flat on large stores; lines end with "\\n".
-    """
-    after = 0
-    while True:
-        page = db.query("transfer/export_capsules", after=after, limit=EXPORT_PAGE)
-        for record in page:
-            yield _line({"capsule": _capsule_props(record["props"])}) + "\n"
-        if len(page) < EXPORT_PAGE:
-            break
-        after = page[-1]["props"]["seq"]
+def _edge_lines(db: Database) -> Iterator[str]:
     for edge_type in EDGE_TYPES:
         from_seq, to_seq = 0, 0
         while True:
@@ -164,6 +153,34 @@ def export_lines(db: Database) -> Iterator[str]:
             if len(page) < EXPORT_PAGE:
                 break
             from_seq, to_seq = page[-1]["from_seq"], page[-1]["to_seq"]
+
+
+def export_lines(db: Database) -> Iterator[str]:
+    """Every capsule (by seq) then every edge (by type, from seq, to seq), one JSON line each.
+
+    A consistent cut while agents write, without holding writers back: the pages are separate
+    transactions, so the EDGES are read first (into a temporary file: the format puts capsule lines
+    first) and the capsules after them. An edge joins capsules that existed when it was read, and
+    capsules are never deleted by the API (a tombstone is a mark), so both ends of every edge in the
+    file are among the capsules read later: the file always imports. Each capsule line is one
+    committed state of that capsule; an edge added after its pass is not in the file, a capsule
+    added after the edges may be (alone). An operator's deletion meanwhile (`graphsvc demo --reset`,
+    an import being undone) can still leave an edge without its capsule. Pages by keyset so memory
+    stays flat on large stores; lines end with "\n"; the spool is removed when the generator closes.
+    """
+    with tempfile.TemporaryFile("w+", encoding="utf-8", prefix="graphsvc-export-edges-") as spool:
+        for line in _edge_lines(db):
+            spool.write(line)
+        after = 0
+        while True:
+            page = db.query("transfer/export_capsules", after=after, limit=EXPORT_PAGE)
+            for record in page:
+                yield _line({"capsule": _capsule_props(record["props"])}) + "\n"
+            if len(page) < EXPORT_PAGE:
+                break
+            after = page[-1]["props"]["seq"]
+        spool.seek(0)
+        yield from spool
 
 
 # ---------------------------------------------------------------- import
