@@ -87,3 +87,17 @@ def pool_reorder(backward: Mapping[int, int], forward: Mapping[int, int]) -> dic
                              [n for n, _ in sorted(forward.items(), key=lambda item: item[1])]
     current = {**backward, **forward}
     return {node: value for node, value in zip(ordered, pool) if current[node] != value}
+
+
+def close_gaps(held: Iterable[tuple[str, int]], seqs: Iterable[int]) -> dict[str, int]:
+    """After capsules left the DAG: new ords for the survivors `held` ((id, ord), each ord at or above
+    some bound) so that their ords are again exactly `seqs` (the survivors' seqs at or above it).
+
+    The k-th smallest ord becomes the k-th smallest seq, so the survivors keep their relative order
+    and the order stays topological (and every closes_loop mark true). Only changed ords are returned.
+    """
+    ordered = sorted(held, key=lambda pair: pair[1])
+    targets = sorted(seqs)
+    if len(ordered) != len(targets):
+        raise ValueError(f"{len(ordered)} ords cannot become {len(targets)} seqs")
+    return {capsule_id: seq for (capsule_id, ord_), seq in zip(ordered, targets) if ord_ != seq}

@@ -22,7 +22,7 @@ from typing import Any, Sequence
 
 from neo4j import ManagedTransaction
 
-from graphsvc.core.order import from_scratch, pool_reorder
+from graphsvc.core.order import close_gaps, from_scratch, pool_reorder
 from graphsvc.store.db import run
 
 Edge = tuple[str, str]
@@ -132,3 +132,23 @@ def add_blocks(tx: ManagedTransaction, edges: Sequence[Edge]) -> dict[Edge, bool
     for a, b in against:
         create([(a, b)], not _insert_against_order(tx, a, b))
     return existed
+
+
+def leaving(tx: ManagedTransaction, ids: Sequence[str]) -> list[tuple[int, int]]:
+    """(seq, ord) of the task/epic capsules among `ids`, read before they are deleted."""
+    return [(r["seq"], r["ord"]) for r in run(tx, "order/seq_ord", ids=list(ids))]
+
+
+def close_order_gaps(tx: ManagedTransaction, left: Sequence[tuple[int, int]]) -> None:
+    """After the capsules `left` ((seq, ord) each) were deleted: make the ords a permutation of the
+    remaining task/epic seqs again, keeping the survivors' relative order. Only ords at or above the
+    smallest seq or ord that left can differ, so only those are read and renumbered."""
+    if not left:
+        return
+    low = min(min(seq, ord_) for seq, ord_ in left)
+    rows = run(tx, "order/held_from", low=low)
+    held = [(r["id"], r["ord"]) for r in rows if r["id"] is not None]
+    seqs = [r["seq"] for r in rows if r["seq"] is not None]
+    changed = close_gaps(held, seqs)
+    if changed:
+        run(tx, "order/set_ords", rows=[{"id": capsule_id, "ord": ord_} for capsule_id, ord_ in sorted(changed.items())])

@@ -34,7 +34,7 @@ tallies in one statement (`count_created`), instead of refreshing each new capsu
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from neo4j import ManagedTransaction
 
@@ -125,9 +125,34 @@ def refresh(tx: ManagedTransaction, superseded: Iterable[str] = (), readiness: I
         run(tx, "maintain/refresh_counted", ids=sorted(third))
 
 
+def remove(tx: ManagedTransaction, ids: list[str], removal: Callable[[], Any]) -> Any:
+    """Run `removal` (which deletes the capsules `ids`) and keep the maintained state of every other
+    capsule true: what they superseded may no longer be superseded, what they blocked may be ready.
+
+    Those capsules are found before the removal and refreshed after it, in the same transaction,
+    and the BLOCKS order's ords are made a permutation of the remaining task/epic seqs again.
+    """
+    from graphsvc.store import blocks_order
+
+    targets = run(tx, "maintain/removal_targets", ids=ids) if ids else []
+    left = blocks_order.leaving(tx, ids) if ids else []
+    done = removal()
+    blocks_order.close_order_gaps(tx, left)
+    refresh(tx, superseded=[r["id"] for r in targets if r["type"] == "SUPERSEDES"],
+            readiness=[r["id"] for r in targets if r["type"] == "BLOCKS"])
+    return done
+
+
 def blocked_by_changes(tx: ManagedTransaction, ids: Iterable[str]) -> list[str]:
     """The ids plus every capsule they block: what a status or tombstone change can unblock."""
     wanted = sorted(set(ids))
     if not wanted:
         return []
     return sorted(set(wanted) | {r["id"] for r in run(tx, "maintain/blocked_targets", ids=wanted)})
+
+
+def delete_project_tree(tx: ManagedTransaction, project_prefix: str) -> int:
+    """Delete a project subtree's capsules, their edges and tallies (`graphsvc demo --reset`); the
+    number deleted. What they superseded or blocked outside the subtree is refreshed (`remove`)."""
+    ids = [r["id"] for r in run(tx, "maintenance/project_tree_ids", project_prefix=project_prefix)]
+    return remove(tx, ids, lambda: run(tx, "maintenance/delete_project_tree", project_prefix=project_prefix)[0]["deleted"])

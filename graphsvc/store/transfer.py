@@ -347,7 +347,7 @@ def _undo(db: Database, ids: list[str]) -> None:
         return
     try:
         for chunk in _chunks(ids, IMPORT_CHUNK):
-            db.write(lambda tx: run(tx, "transfer/remove_imported", ids=chunk))
+            db.write(lambda tx: maintain.remove(tx, chunk, lambda: run(tx, "transfer/remove_imported", ids=chunk)))
     except Unavailable:
         raise Unavailable(
             f"the import was interrupted and Neo4j could not be reached to undo it: capsules {ids[0]}..{ids[-1]} "

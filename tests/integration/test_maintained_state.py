@@ -102,6 +102,7 @@ class MaintainedStateMachine(RuleBasedStateMachine):
         self.now = T0
         self.svc = GraphService(self.db, clock=fixed_clock(self.now))
         self.kinds: dict[str, str] = {}
+        self.projects: dict[str, str] = {}
         self.tombstoned: set[str] = set()
         self.blocks: set[tuple[str, str]] = set()
         self.supersedes: set[tuple[str, str]] = set()
@@ -127,6 +128,7 @@ class MaintainedStateMachine(RuleBasedStateMachine):
     def _record(self, ids: list[str], items: list[dict[str, Any]]) -> None:
         for capsule_id, item in zip(ids, items):
             self.kinds[capsule_id] = item["kind"]
+            self.projects[capsule_id] = item["project_id"]
             self.max_seq = max(self.max_seq, seq_of(capsule_id))
             self.blocks.update((b, capsule_id) for b in item.get("blocked_by", []))
             self.blocks.update((capsule_id, b) for b in item.get("blocks", []))
@@ -263,11 +265,51 @@ class MaintainedStateMachine(RuleBasedStateMachine):
         self.svc.import_lines(lines)
         for capsule in capsules:
             self.kinds[capsule["id"]] = capsule["kind"]
+            self.projects[capsule["id"]] = capsule["project_id"]
             if "tombstoned_at" in capsule:
                 self.tombstoned.add(capsule["id"])
         self.max_seq = first + size - 1
         self.blocks.update((a, b) for t, a, b in edges if t == "BLOCKS")
         self.supersedes.update((a, b) for t, a, b in edges if t == "SUPERSEDES")
+
+    def _forget(self, gone: set[str]) -> None:
+        for capsule_id in gone:
+            self.kinds.pop(capsule_id, None)
+            self.projects.pop(capsule_id, None)
+        self.tombstoned -= gone
+        self.blocks = {(a, b) for a, b in self.blocks if a not in gone and b not in gone}
+        self.supersedes = {(a, b) for a, b in self.supersedes if a not in gone and b not in gone}
+
+    @rule(data=st.data())
+    def delete_project_tree(self, data: st.DataObject) -> None:
+        """`graphsvc demo --reset`'s removal of a subtree, often one whose capsules block or supersede others."""
+        from graphsvc.store.maintain import delete_project_tree
+
+        self._tick()
+        prefix = data.draw(st.sampled_from(("p/x", "q", "p")), label="prefix")
+        gone = {i for i, project in self.projects.items() if project == prefix or project.startswith(prefix + "/")}
+        assert self.db.write(lambda tx: delete_project_tree(tx, prefix)) == len(gone)
+        self._forget(gone)
+
+    @rule(data=st.data(), size=st.integers(2, 4))
+    def undo_an_import(self, data: st.DataObject, size: int) -> None:
+        """An import is undone after agents tied its capsules to others (the interrupted-import path)."""
+        from graphsvc.store import transfer
+
+        before = set(self.kinds)
+        self.import_lines(data, size)
+        imported = sorted(set(self.kinds) - before, key=seq_of)
+        others = [i for i in self._ids() if i not in imported]
+        if others:
+            target = data.draw(st.sampled_from(others), label="superseded")
+            self.svc.relate({"add": [{"type": "SUPERSEDES", "from": imported[0], "to": target}]})
+        dag_in = [i for i in imported if self.kinds[i] in DAG]
+        dag_out = [i for i in others if self.kinds[i] in DAG]
+        if dag_in and dag_out:
+            self.svc.relate({"add": [{"type": "BLOCKS", "from": dag_in[0],
+                                      "to": data.draw(st.sampled_from(dag_out), label="blocked")}]})
+        transfer._undo(self.db, imported)
+        self._forget(set(imported))
 
     # -- the invariant -----------------------------------------------------
 

@@ -77,3 +77,20 @@ def test_inserting_edges_one_by_one_keeps_the_invariant_and_marks_only_loop_clos
         present.add((a, b))
         assert sorted(ords.values()) == list(range(1, 13))
         assert holds(ords, present, marked)
+
+
+def test_close_gaps_keeps_the_relative_order_and_renumbers_onto_the_remaining_seqs():
+    from graphsvc.core.order import close_gaps
+
+    # seqs 3..8 held ords 3..8; cap-5 (seq 5, ord 7) and cap-8 (seq 8, ord 4) left
+    held = [("cap-3", 3), ("cap-4", 8), ("cap-6", 5), ("cap-7", 6)]
+
+    changed = close_gaps(held, [3, 4, 6, 7])
+    renumbered = sorted(((changed.get(i, o), i) for i, o in held))
+    assert [i for _, i in renumbered] == [i for i, _ in sorted(held, key=lambda p: p[1])]  # same relative order
+    assert sorted(changed.get(i, o) for i, o in held) == [3, 4, 6, 7]
+    assert "cap-3" not in changed  # an unchanged ord is not rewritten
+    import pytest
+
+    with pytest.raises(ValueError):
+        close_gaps(held, [3, 4])

@@ -132,11 +132,9 @@ def load_demo(target: DemoTarget, now: datetime) -> list[str]:
 
 def reset_demo(db: Any) -> int:
     """Delete every capsule under the demo prefix (and its edges); the number deleted."""
-    from graphsvc.store.db import run as run_statement
+    from graphsvc.store.maintain import delete_project_tree
 
-    return db.write(lambda tx: run_statement(tx, "maintenance/delete_project_tree", project_prefix=DEMO_PREFIX))[0][
-        "deleted"
-    ]
+    return db.write(lambda tx: delete_project_tree(tx, DEMO_PREFIX))
 
 
 def pack_request() -> dict[str, Any]:
