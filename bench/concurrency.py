@@ -88,6 +88,16 @@ class Connection:
             self.close()
         return status, data
 
+    async def timed(self, method: str, path: str, body: Any = None) -> tuple[int, bytes, float]:
+        """(status, body, milliseconds); a broken connection is status 0 and is reopened next time."""
+        began = time.perf_counter()
+        try:
+            status, data = await self.request(method, path, body)
+        except (ConnectionError, asyncio.IncompleteReadError, OSError) as exc:
+            self.close()
+            status, data = 0, str(exc).encode()
+        return status, data, (time.perf_counter() - began) * 1000
+
     def close(self) -> None:
         if self.writer is not None:
             self.writer.close()
@@ -144,12 +154,7 @@ async def client_loop(port: int, load: str, seed: int, words: list[str], measure
             kind, target, body = pick_request(load, rng, words, own)
             method, path = ("PATCH", target.split(" ", 1)[1]) if target.startswith("PATCH ") else ("POST", target)
             began = time.perf_counter()
-            try:
-                status, data = await conn.request(method, path, body)
-            except (ConnectionError, asyncio.IncompleteReadError, OSError) as exc:
-                conn.close()
-                status, data = 0, str(exc).encode()
-            took = (time.perf_counter() - began) * 1000
+            status, data, took = await conn.timed(method, path, body)
             if kind == "ingest" and status == 201:
                 own.extend(json.loads(data)["ids"])
             if began < measure_from:

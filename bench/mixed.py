@@ -115,13 +115,7 @@ async def client(port: int, seed: int, words: list[str], stop_at: float, tally: 
     try:
         while time.perf_counter() < stop_at:
             route, method, path, body = pick(rng, words, own)
-            began = time.perf_counter()
-            try:
-                status, data = await conn.request(method, path, body)
-            except (ConnectionError, asyncio.IncompleteReadError, OSError) as exc:
-                conn.close()
-                status, data = 0, str(exc).encode()
-            took = (time.perf_counter() - began) * 1000
+            status, data, took = await conn.timed(method, path, body)
             tally.answers.append((time.perf_counter(), 200 <= status < 300))
             if 200 <= status < 300:
                 tally.ok += 1
