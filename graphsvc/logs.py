@@ -53,6 +53,10 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(entry, ensure_ascii=False, default=str)
 
 
+#: Loggers whose INFO lines repeat what the access log says, per request.
+QUIETER_AT_INFO = ("mcp.server.streamable_http", "mcp.server.streamable_http_manager")
+
+
 def configure_logging(level: str = "info", fmt: str = "text") -> None:
     """Install (or replace) graphsvc's one stderr handler on the root logger, in the chosen format."""
     handler = logging.StreamHandler(sys.stderr)
@@ -64,3 +68,8 @@ def configure_logging(level: str = "info", fmt: str = "text") -> None:
         root.removeHandler(old)
     root.addHandler(handler)
     root.setLevel(level.upper())
+    # The MCP SDK's stateless transport says "Terminating session: None" at INFO for every POST, and
+    # the access log already has a line per request: at info that would double every MCP line.
+    quiet = logging.getLevelName(level.upper()) == logging.INFO
+    for name in QUIETER_AT_INFO:
+        logging.getLogger(name).setLevel(logging.WARNING if quiet else logging.NOTSET)
