@@ -1,9 +1,12 @@
 // Delete the capsules of one project subtree and their edges (`graphsvc demo --reset`), and the
 // subtree's tallies (graphsvc.store.maintain: they count only capsules of their own project).
-// Covers $arg.project_prefix and its sub-projects ('shop' and 'shop/api', never 'shopx');
-// every other project, and the id counter, are left alone (ids are never reused).
-MATCH (c:Capsule)
-WHERE c.project_id = $arg.project_prefix OR c.project_id STARTS WITH $arg.project_prefix + '/'
+// $arg.ids: the subtree's capsules as read in this transaction (maintenance/project_tree_ids), so
+// exactly the capsules whose neighbours graphsvc.store.maintain.remove refreshes are deleted.
+// Covers $arg.project_prefix and its sub-projects ('shop' and 'shop/api', never 'shopx'); every
+// other project, and the id counter, are left alone (ids are never reused).
+UNWIND $arg.ids AS gone
+MATCH (c:Capsule {id: gone})
+USING INDEX SEEK c:Capsule(id)
 DETACH DELETE c
 WITH count(c) AS deleted
 CALL () {

@@ -20,7 +20,7 @@ from __future__ import annotations
 import heapq
 from collections.abc import Iterable, Mapping, Sequence
 
-__all__ = ["from_scratch", "pool_reorder"]
+__all__ = ["close_gaps", "from_scratch", "pool_reorder"]
 
 
 def from_scratch(seqs: Iterable[int], edges: Iterable[tuple[int, int]],

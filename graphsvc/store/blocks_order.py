@@ -17,6 +17,7 @@ transactions are serialised; everything else (reads, other writes) is not affect
 
 from __future__ import annotations
 
+import logging
 from bisect import bisect_left, bisect_right
 from typing import Any, Sequence
 
@@ -24,6 +25,8 @@ from neo4j import ManagedTransaction
 
 from graphsvc.core.order import close_gaps, from_scratch, pool_reorder
 from graphsvc.store.db import run
+
+log = logging.getLogger(__name__)
 
 Edge = tuple[str, str]
 
@@ -149,6 +152,10 @@ def close_order_gaps(tx: ManagedTransaction, left: Sequence[tuple[int, int]]) ->
     rows = run(tx, "order/held_from", low=low)
     held = [(r["id"], r["ord"]) for r in rows if r["id"] is not None]
     seqs = [r["seq"] for r in rows if r["seq"] is not None]
+    if len(held) != len(seqs):  # the order had drifted before this removal: leave it to `verify --repair`
+        log.warning("the BLOCKS order was not a permutation before a removal (%d ords, %d seqs at or above %d); "
+                    "run `graphsvc verify --repair`", len(held), len(seqs), low)
+        return
     changed = close_gaps(held, seqs)
     if changed:
         run(tx, "order/set_ords", rows=[{"id": capsule_id, "ord": ord_} for capsule_id, ord_ in sorted(changed.items())])

@@ -134,6 +134,8 @@ def remove(tx: ManagedTransaction, ids: list[str], removal: Callable[[], Any]) -
     """
     from graphsvc.store import blocks_order
 
+    if ids:  # the order's ords are renumbered below: one lock order with every BLOCKS writer
+        blocks_order.lock(tx)
     targets = run(tx, "maintain/removal_targets", ids=ids) if ids else []
     left = blocks_order.leaving(tx, ids) if ids else []
     done = removal()
@@ -155,4 +157,5 @@ def delete_project_tree(tx: ManagedTransaction, project_prefix: str) -> int:
     """Delete a project subtree's capsules, their edges and tallies (`graphsvc demo --reset`); the
     number deleted. What they superseded or blocked outside the subtree is refreshed (`remove`)."""
     ids = [r["id"] for r in run(tx, "maintenance/project_tree_ids", project_prefix=project_prefix)]
-    return remove(tx, ids, lambda: run(tx, "maintenance/delete_project_tree", project_prefix=project_prefix)[0]["deleted"])
+    return remove(tx, ids, lambda: run(tx, "maintenance/delete_project_tree", project_prefix=project_prefix,
+                                       ids=ids)[0]["deleted"])

@@ -351,7 +351,8 @@ def _undo(db: Database, ids: list[str]) -> None:
     except Unavailable:
         raise Unavailable(
             f"the import was interrupted and Neo4j could not be reached to undo it: capsules {ids[0]}..{ids[-1]} "
-            "of this file may be partly stored; remove them (cypher/transfer/remove_imported) and import again"
+            "of this file may be partly stored; remove them (cypher/transfer/remove_imported, with "
+            "`:param arg => {ids: [...]}`), run `graphsvc verify --repair`, and import again"
         ) from None
 
 

@@ -27,16 +27,11 @@ _NOW = datetime(2000, 1, 1, tzinfo=timezone.utc)
 
 #: Each write statement with parameters of the types the writes send; none matches a stored capsule.
 STATEMENTS: tuple[tuple[str, dict[str, Any]], ...] = (
-    ("order/lock", {}),
-    ("capsules/allocate_ids", {"count": 0}),
     ("capsules/create", {"rows": [], "now": _NOW}),
     ("capsules/lookup_for_update", {"id": _NOWHERE}),
     ("capsules/update", {"id": _NOWHERE, "changes": {}}),
     ("maintain/write_tokens", {"rows": []}),
     ("idempotency/lookup", {"caller": "", "key": "graphsvc-warm-up", "now": _NOW}),
-    ("idempotency/claim", {"caller": "", "key": "graphsvc-warm-up", "now": _NOW}),
-    ("idempotency/record", {"caller": "", "key": "graphsvc-warm-up", "now": _NOW, "expires_at": _NOW,
-                            "operation": "warm-up", "request_hash": "", "response": "", "status": 200}),
     ("idempotency/purge_expired", {"limit": 0, "now": _NOW}),
     ("capsules/lookup_refs", {"ids": [_NOWHERE]}),
     ("capsules/lookup_state", {"ids": [_NOWHERE]}),
@@ -58,6 +53,13 @@ STATEMENTS: tuple[tuple[str, dict[str, Any]], ...] = (
                                            "section": "decisions", "delta": 0}]}),
     ("maintain/blocked_targets", {"ids": [_NOWHERE]}),
     ("maintain/superseded_targets", {"ids": [_NOWHERE]}),
+    # Last: these take locks every writer needs (the id counter, the BLOCKS order, a key's node),
+    # held until the roll-back, so that is milliseconds after them, not the whole warm-up.
+    ("idempotency/claim", {"caller": "", "key": "graphsvc-warm-up", "now": _NOW}),
+    ("idempotency/record", {"caller": "", "key": "graphsvc-warm-up", "now": _NOW, "expires_at": _NOW,
+                            "operation": "warm-up", "request_hash": "", "response": "", "status": 200}),
+    ("capsules/allocate_ids", {"count": 0}),
+    ("order/lock", {}),
 )
 
 

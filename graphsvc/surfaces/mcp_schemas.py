@@ -79,12 +79,13 @@ class _Out(BaseModel):
 
 
 class ErrorDetail(_Out):
-    field: str
+    field: str | None = Field(description="null when the rule is about the request as a whole")
     rule: str
 
 
 class ErrorInfo(_Out):
-    code: str = Field(description="machine-readable: bad_request, invalid_input, not_found, conflict, unavailable, …")
+    code: str = Field(description="machine-readable: bad_request, invalid, not_found, conflict, "
+                                  "idempotency_key_reused, neo4j_unavailable, internal, …")
     message: str = Field(description="what was wrong and how to correct the call")
     field: str | None = Field(default=None, description="the argument that broke a rule, e.g. items[1].kind")
     details: list[ErrorDetail] | None = Field(default=None, description="every field that broke a rule")

@@ -18,6 +18,8 @@ import jsonschema
 import pytest
 
 from graphsvc.errors import InvalidInput, NotFound, Unavailable
+from graphsvc.models import BootstrapRequest, CapsuleUpdate, RelateRequest
+from graphsvc.validation import parse
 from graphsvc.surfaces.mcp import TOOLS, tool_error
 from graphsvc.surfaces.mcp_schemas import ROOT_COMBINATORS, plain_schema
 
@@ -84,6 +86,13 @@ def test_output_schema_is_declared_and_admits_the_tool_errors(tool):
                      details=[{"field": "items[1].kind", "rule": "must be one of constraint, …"}]),
         NotFound("no capsule with id cap-9", field="ids[0]"),
     ]
+    for model in (RelateRequest, CapsuleUpdate, BootstrapRequest):  # rules about the whole request included
+        for bad in ({}, {"nonsense": 1}, []):
+            try:
+                parse(model, bad, InvalidInput)
+            except InvalidInput as exc:
+                errors.append(exc)
+    assert any(detail["field"] is None for exc in errors for detail in exc.details or [])
     for exc in errors:
         jsonschema.validate(tool_error(exc.to_body()).structured_content, tool.output_schema)
     unavailable = Unavailable("Neo4j did not answer")
