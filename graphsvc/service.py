@@ -54,6 +54,10 @@ class GraphService:
         # A restarted Neo4j has an empty plan cache: plan the writes again too, not only the packs.
         db.on_reconnect = lambda: self.warm(writes=True)
 
+    def close(self) -> None:
+        """Close the Neo4j driver (its pooled connections); the service is not used afterwards."""
+        self.db.close()
+
     @property
     def request_bound(self) -> float:
         """Seconds a surface lets one call wait for Neo4j before it answers 503 (SPEC §6)."""

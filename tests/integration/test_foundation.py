@@ -65,3 +65,25 @@ def test_nodes_written_over_bolt_are_read_back(db):
 def test_each_test_starts_from_an_empty_database(db):
     count = db._driver.execute_query("MATCH (n) RETURN count(n) AS n").records[0]["n"]
     assert count == 0
+
+
+def test_an_app_that_owns_its_service_closes_the_driver_at_shutdown(db, neo4j_target):
+    """`graphsvc serve` builds its service per worker: stopping the worker closes its Neo4j pool. A
+    service handed in by other code (owns_service=False, as the tests do) stays usable."""
+    import httpx
+    import pytest
+
+    from graphsvc.service import GraphService
+    from graphsvc.store.db import Database
+    from graphsvc.surfaces.http.app import create_app
+
+    from .live_server import LiveServer
+
+    own = Database(neo4j_target.uri, neo4j_target.user, neo4j_target.password)
+    with LiveServer(create_app(GraphService(own), owns_service=True)) as server:
+        assert httpx.get(server.url + "/readyz", timeout=30).status_code == 200
+    with pytest.raises(Exception):
+        own._driver.verify_connectivity()  # closed
+    with LiveServer(create_app(GraphService(db))) as server:
+        assert httpx.get(server.url + "/readyz", timeout=30).status_code == 200
+    assert db.ping()

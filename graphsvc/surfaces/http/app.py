@@ -101,8 +101,12 @@ def create_app(
     mcp_allowed_hosts: list[str] | None = None,
     metrics_token: str | None = None,
     max_inflight: int = DEFAULT_MAX_INFLIGHT,
+    owns_service: bool = False,
 ) -> Starlette:
     """The app; with a non-empty `api_token`, every route but /healthz needs it as a Bearer token.
+
+    `owns_service`: the app built the service for itself (`graphsvc serve`), so its shutdown closes the
+    Neo4j driver; a service shared with other code (the tests) is left open.
 
     `metrics_token` (GRAPHSVC_METRICS_TOKEN) replaces the API token on GET /metrics only.
 
@@ -134,9 +138,13 @@ def create_app(
             await run_in_threadpool(service.warm)
         except Unavailable:
             log.warning("Neo4j unreachable at start-up; the schema will be applied when it answers")
-        async with mcp.run():  # the MCP session manager lives as long as the app
-            yield
-        telemetry.forget_this_process()  # multiprocess metrics: this worker's live gauges go
+        try:
+            async with mcp.run():  # the MCP session manager lives as long as the app
+                yield
+        finally:
+            telemetry.forget_this_process()  # multiprocess metrics: this worker's live gauges go
+            if owns_service:
+                await run_in_threadpool(service.close)
 
     route_list: list[Any] = [
         Route("/healthz", healthz, methods=["GET"]),

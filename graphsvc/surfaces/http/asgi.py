@@ -34,4 +34,5 @@ def app_from_env() -> Starlette:
         mcp_allowed_hosts=LOOPBACK_HOSTS if settings.graphsvc_host in ("127.0.0.1", "localhost", "::1") else None,
         metrics_token=configured_token(settings.graphsvc_metrics_token),
         max_inflight=inflight_share(settings.graphsvc_max_inflight, settings.graphsvc_workers),
+        owns_service=True,
     )
