@@ -39,6 +39,7 @@ from typing import Any, Callable, Iterable
 from neo4j import ManagedTransaction
 
 from graphsvc.core.textmatch import text_tokens
+from graphsvc.store import blocks_order
 from graphsvc.store.db import run
 
 #: The schema this code writes and reads; `graphsvc migrate` brings older stores to it.
@@ -132,12 +133,11 @@ def remove(tx: ManagedTransaction, ids: list[str], removal: Callable[[], Any]) -
     Those capsules are found before the removal and refreshed after it, in the same transaction,
     and the BLOCKS order's ords are made a permutation of the remaining task/epic seqs again.
     """
-    from graphsvc.store import blocks_order
-
-    if ids:  # the order's ords are renumbered below: one lock order with every BLOCKS writer
-        blocks_order.lock(tx)
-    targets = run(tx, "maintain/removal_targets", ids=ids) if ids else []
-    left = blocks_order.leaving(tx, ids) if ids else []
+    if not ids:
+        return removal()
+    blocks_order.lock(tx)  # the order's ords are renumbered below: one lock order with every BLOCKS writer
+    targets = run(tx, "maintain/removal_targets", ids=ids)
+    left = blocks_order.leaving(tx, ids)
     done = removal()
     blocks_order.close_order_gaps(tx, left)
     refresh(tx, superseded=[r["id"] for r in targets if r["type"] == "SUPERSEDES"],

@@ -12,7 +12,7 @@ it plans. The test
    counts x phrase sizes x budgets, batches of 2 to 60, several edges, get/list sizes;
 4. asserts that none of them made Neo4j compile anything.
 
-Before statement_arguments, step 3 planned the pack statement again for 1, 2, 3 and 9 terms, a
+With plain parameters, step 3 would plan the pack statement again for 1, 2, 3 and 9 terms, a
 phrase, each fence, and every write again for each batch-size bucket (0, 1, 2-10, 11-100, …).
 A re-plan because statistics moved is growth, not a shape: every Neo4j the suite starts sets
 `dbms.cypher.min_replan_interval=5m` (as the README asks of production), so none falls inside

@@ -1,6 +1,6 @@
 """Every MCP tool's schemas, linted against what model providers and generic clients accept.
 
-The rules (each one broke a real client before it was written down here):
+The rules (each one, broken, makes a real client refuse the tools or mistype an argument):
 * input: `type: object` at the root, no `anyOf`/`oneOf`/`allOf`/`not`/`if` there (the Anthropic API,
   Bedrock, Vertex and Azure OpenAI refuse the WHOLE request otherwise, so one tool breaks them all);
 * input: every property declares a plain `type` (no `anyOf [T, null]`, no `$ref`), so a client that
