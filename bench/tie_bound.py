@@ -3,7 +3,7 @@
     python -m bench.tie_bound --small bolt://127.0.0.1:7688 --large bolt://127.0.0.1:7689 [--rounds 5]
 
 With terms, every ranked section reads all rows scoring at or above its cut, because a Lucene score
-cannot order a tie by recency (cypher/bootstrap/sections_*.cypher). This times the pack statement
+cannot order a tie by recency (cypher/bootstrap/sections_*.cypher). This times the pack's statements
 alone (client side, median of `--samples`, in a read transaction as the service runs it) on both stores, and on the large store a
 second time with each read after the cut stopped at 50 rows. That copy gives WRONG packs; it only
 shows what the statement would cost if the tie were free (it still runs the cut's full-text query,
@@ -25,7 +25,7 @@ from typing import Any
 
 from graphsvc.models import BootstrapRequest
 from graphsvc.store import cypher
-from graphsvc.store.bootstrap import pack_statement, statement_parameters
+from graphsvc.store.bootstrap import pack_statements, section_runs, statement_parameters
 from graphsvc.store.db import ARGUMENTS, Database
 
 from . import dataset
@@ -45,12 +45,17 @@ def tie_capped(text: str) -> str:
     return capped
 
 
-def statement_ms(db: Database, text: str, params: dict[str, Any], samples: int) -> float:
-    """Median wall time of `samples` runs after 5 untimed ones."""
+def pack_ms(db: Database, head: str, sections: str, params: dict[str, Any], samples: int) -> float:
+    """Median wall time of `samples` packs (head, then the section statement's runs) after 5 untimed ones."""
+    def read(tx: Any) -> None:
+        fence_projects = tx.run(head, {ARGUMENTS: params}).single()["fence_projects"]
+        for arguments in section_runs(params, fence_projects):
+            tx.run(sections, {ARGUMENTS: arguments}).consume()
+
     timings = []
     for run_number in range(samples + 5):
         began = time.perf_counter()
-        db.read(lambda tx: tx.run(text, {ARGUMENTS: params}).consume())
+        db.read(read)
         if run_number >= 5:
             timings.append((time.perf_counter() - began) * 1000)
     return statistics.median(timings)
@@ -84,10 +89,10 @@ def main() -> None:
             for name, body in SCENARIOS.items():
                 request = BootstrapRequest(**({**body, "terms": terms} if "terms" in body else body))
                 params = statement_parameters(request, dataset.NOW)
-                text = cypher.load(pack_statement(request.project_id, request.project_prefix))
-                for column, db, statement in (("small", stores["small"], text), ("large", stores["large"], text),
-                                              ("large, tie capped", stores["large"], tie_capped(text))):
-                    runs.setdefault((name, column), []).append(statement_ms(db, statement, params, args.samples))
+                head, sections = map(cypher.load, pack_statements(request.project_id, request.project_prefix))
+                for column, db, statement in (("small", stores["small"], sections), ("large", stores["large"], sections),
+                                              ("large, tie capped", stores["large"], tie_capped(sections))):
+                    runs.setdefault((name, column), []).append(pack_ms(db, head, statement, params, args.samples))
             print(f"round {round_number + 1}/{args.rounds} done", flush=True)
         print(f"\nscope           small ms   large ms (ratio)   large, tie capped at {TIE_ROWS} (ratio)"
               f"   (median of {args.rounds} rounds)")

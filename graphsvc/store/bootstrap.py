@@ -1,9 +1,13 @@
 """memory_bootstrap read side: fenced candidate sets and the cycle check from Neo4j (SPEC §2–§4).
 
 Neo4j computes the SETS and their order, Python ranks and budgets them (graphsvc.core.pack). One
-pack is ONE statement in one read transaction (one round trip, one consistent read):
-`cypher/bootstrap/sections_fenced.cypher` for a fenced pack, `sections_store.cypher` for the
-whole store (`pack_statement`). Since schema v2 it reads what the writes maintain
+pack is read in one read transaction by two statements (`pack_statements`): `cypher/bootstrap/head.cypher`
+(totals, the fence's projects, the cycle check) for every request shape, then one section
+statement, `sections_fenced.cypher` for a fenced pack or `sections_store.cypher` for the whole
+store, run twice (`section_runs`): for the constraints, then for ready, decisions and traps. The
+section block is written once and names its section through `SECTIONS`; two small statements
+instead of one large one keep what a freshly started Neo4j must plan before its first pack to a
+fraction of a second each. Since schema v2 the statements read what the writes maintain
 (graphsvc.store.maintain) instead of recomputing it per read:
 
 * Sections come back already ranked with the key of graphsvc.core.ranking (term coverage against
@@ -260,16 +264,30 @@ def inputs_from_row(sections: Mapping[str, Any], loop_edges: int, whole_weight: 
     )
 
 
-def pack_statement(project_id: str | None, project_prefix: str | None) -> str:
-    """The statement serving a pack: one per shape, so neither carries (nor plans) the other's branch."""
-    return "bootstrap/sections_store" if project_id is None and project_prefix is None else "bootstrap/sections_fenced"
+#: The ranked sections as the section statements read them: the maintained `counted` value that
+#: lists a capsule in the section, the full-text index of its kinds, whether expired rows drop out
+#: (traps are listed whatever their valid_to), and how many rows the pack can show (constraints: no
+#: count cap, SPEC §4; the budget bounds them).
+CONSTRAINTS = {"name": "constraints", "counted": "constraints", "index": "constraint_terms", "live": True,
+               "cap": None}
+CAPPED_SECTIONS = (
+    {"name": "ready", "counted": "ready", "index": "task_terms", "live": True, "cap": TOP_READY},
+    {"name": "decisions", "counted": "decisions", "index": "decision_terms", "live": True, "cap": SECTION_CAP},
+    {"name": "traps", "counted": "traps", "index": "failure_pattern_terms", "live": False, "cap": SECTION_CAP},
+)
+SECTIONS = (CONSTRAINTS, *CAPPED_SECTIONS)
+
+
+def pack_statements(project_id: str | None, project_prefix: str | None) -> tuple[str, str]:
+    """The head statement and the section statement serving a pack of this shape."""
+    sections = "bootstrap/sections_store" if project_id is None and project_prefix is None else "bootstrap/sections_fenced"
+    return "bootstrap/head", sections
 
 
 def statement_parameters(request: BootstrapRequest, now: datetime) -> dict[str, Any]:
-    """What the pack statement takes for a validated request at the request clock `now`."""
+    """What the pack statements take for a validated request at the request clock `now`."""
     return {
-        "now": now, "top_ready": TOP_READY, "top_section": SECTION_CAP,
-        "top_constraints": min(constraint_rows_needed(request.token_budget), MAX_LIMIT),
+        "now": now, "top_constraints": min(constraint_rows_needed(request.token_budget), MAX_LIMIT),
         "budget_chars": min(CHARS_PER_TOKEN * request.token_budget, MAX_LIMIT),
         "row_chars_besides_text": ROW_CHARS_BESIDES_TEXT,
         "project_id": request.project_id, "project_prefix": request.project_prefix,
@@ -277,10 +295,33 @@ def statement_parameters(request: BootstrapRequest, now: datetime) -> dict[str, 
     }
 
 
+def section_runs(params: dict[str, Any], fence_projects: list[str]) -> list[dict[str, Any]]:
+    """The section statement's two runs: the constraints, bounded by the budget; then the capped
+    sections, each read to the largest cap (Cypher's LIMIT cannot name the section) and sliced to its own."""
+    shared = {**params, "fence_projects": fence_projects}
+    return [
+        {**shared, "sections": [CONSTRAINTS], "top": params["top_constraints"]},
+        {**shared, "sections": list(CAPPED_SECTIONS), "top": max(s["cap"] for s in CAPPED_SECTIONS),
+         "budget_chars": MAX_LIMIT},
+    ]
+
+
+def read_sections(tx: Any, request: BootstrapRequest, params: dict[str, Any]) -> dict[str, Any]:
+    """The pack's head row with each ranked section's rows added under its name, in one transaction."""
+    head_statement, section_statement = pack_statements(request.project_id, request.project_prefix)
+    row = dict(run(tx, head_statement, **params)[0])
+    sections: dict[str, Any] = {section["name"]: [] for section in SECTIONS}
+    # No project of the fence lists a capsule: every section is empty, nothing to read.
+    if row["fence_projects"]:
+        for arguments in section_runs(params, row["fence_projects"]):
+            sections.update((record["section"], record["rows"]) for record in run(tx, section_statement, **arguments))
+    return {**row, **sections}
+
+
 def read_inputs(db: Database, request: BootstrapRequest, now: datetime) -> PackInputs:
-    """The pack's candidate sets and cycle, read in one statement."""
+    """The pack's candidate sets and cycle, read in one transaction."""
     params = statement_parameters(request, now)
-    sections = db.read(lambda tx: run(tx, pack_statement(request.project_id, request.project_prefix), **params))[0]
+    sections = db.read(lambda tx: read_sections(tx, request, params))
     return inputs_from_row(sections, sections["loop_edges"], params["whole_weight"])
 
 

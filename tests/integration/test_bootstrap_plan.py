@@ -1,8 +1,8 @@
-"""The pack statement's plan: index seeks for every section, no path enumeration anywhere.
+"""The pack statements' plans: index seeks for every section, no path enumeration anywhere.
 
-The ready set is sought through its maintained `ready` (a blocked task is never visited), each
-ranked section reads its decay order from an index (per project of a fence, or the store's), and
-the cycle proof goes through the BLOCKS(closes_loop) relationship index.
+The ready set is sought through its maintained `ready` (a blocked task is never visited), the
+ranked sections' one block reads its decay order from an index (per project of a fence, or the
+store's), and the cycle proof goes through the BLOCKS(closes_loop) relationship index.
 
 EXPLAIN on the real Neo4j, so a planner regression (a label scan over the whole store, a
 var-length expand) fails here instead of showing up as latency in production.
@@ -14,7 +14,7 @@ from typing import Any, Iterator
 
 from graphsvc.store import cypher
 from graphsvc.models import BootstrapRequest
-from graphsvc.store.bootstrap import pack_statement, statement_parameters
+from graphsvc.store.bootstrap import pack_statements, section_runs, statement_parameters
 from graphsvc.store.db import statement_arguments
 from graphsvc.store.warmup import STATEMENTS
 
@@ -32,10 +32,15 @@ def operators(plan: dict[str, Any]) -> Iterator[tuple[str, str, bool]]:
 
 
 def explain(db, **fence: Any) -> list[tuple[str, str, bool]]:
+    """The operators of both pack statements' plans (the section statement's runs share one)."""
     params = statement_parameters(BootstrapRequest(terms=["parser"], **fence), NOW)
-    statement = pack_statement(params["project_id"], params["project_prefix"])
-    summary = db._driver.execute_query("EXPLAIN " + cypher.load(statement), statement_arguments(statement, params)).summary
-    return list(operators(summary.plan))
+    plan = []
+    for statement, arguments in zip(pack_statements(params["project_id"], params["project_prefix"]),
+                                    (params, section_runs(params, ["nott"])[0])):
+        summary = db._driver.execute_query("EXPLAIN " + cypher.load(statement),
+                                           statement_arguments(statement, arguments)).summary
+        plan.extend(operators(summary.plan))
+    return plan
 
 
 def test_every_section_seeks_an_index_and_no_path_is_enumerated(db):
@@ -57,7 +62,6 @@ def test_every_section_seeks_an_index_and_no_path_is_enumerated(db):
         leaves = [(op, details) for op, details, leaf in plan if leaf]
         # A fence's ranked sections: per project of the fence, the listed rows of the section
         # (its `counted`) from the (counted, project_id, updated_at) index
-        sections = ("constraints", "decisions", "traps", "ready")
         kinds = [d for op, d in leaves if op.startswith("NodeIndexSeek")
                  and "c:Capsule(counted, project_id, updated_at)" in d and "project_id = p" in d]
         loops = [d for op, d in leaves if "RelationshipIndexSeek" in op and "BLOCKS(closes_loop)" in d]
@@ -66,12 +70,10 @@ def test_every_section_seeks_an_index_and_no_path_is_enumerated(db):
         tallies = [d for op, d in leaves if op.startswith("NodeIndexSeek") and "t:Tally(project_id)" in d]
         expired = [d for op, d in leaves if op.startswith("NodeIndexSeek") and "Capsule(counted, project_id, valid_to)" in d]
         assert tallies and expired, leaves
-        # constraints, decisions, traps, ready: the fenced floor (from each of the fence's projects
-        # its k freshest rows), then each project's rows from the floor on
-        # (each section's literal `counted` shows as an auto-parameter: two seeks per section, its floor
-        # and its rows from the floor on, possibly split)
+        # the one section block: the fenced floor (from each of the fence's projects its k freshest
+        # rows), then each project's rows from the floor on (two seeks, possibly split)
         if fence:
-            assert len(kinds) >= 2 * len(sections), leaves
+            assert len(kinds) >= 2, leaves
         else:  # the whole store's statement carries no fenced branch
             assert not kinds, leaves
         # "no cycle" by loop edges, the live edges only behind them
@@ -81,15 +83,18 @@ def test_every_section_seeks_an_index_and_no_path_is_enumerated(db):
         # term token from a full-text index over the maintained `tokens`.
         decay = [d for op, d in leaves if op.startswith("NodeIndexSeek") and "c:Capsule(counted, updated_at)" in d]
         covering = [d for op, d in leaves if op == "ProcedureCall" and "db.index.fulltext.queryNodes" in d]
-        # each ranked section (4): its floor, then the rows from the floor on; a seek possibly split
+        # the section block: its floor, then the rows from the floor on; a seek possibly split
         if fence:  # a fenced pack's statement carries no store-wide branch
             assert not decay, leaves
         else:
-            assert len(decay) >= 2 * len(sections), leaves
+            assert len(decay) >= 2, leaves
         # With terms, the cut (the k-th best coverage) reads the coverage-scoring full-text query
         # from a one-row guard: a procedure call on no index of its own.
         cuts = [d for op, d in leaves if op == "Unwind" and "$arg.rank_query IS NULL" in d]
-        assert all(op == "Argument" or d in kinds + loops + live + decay + covering + cuts + tallies + expired
+        # The section statement starts from its arguments: the sections it ranks, the fence's projects.
+        given = [d for op, d in leaves if (op == "Unwind" and d.startswith("$arg.sections AS s"))
+                 or (op == "Projection" and d.startswith("$arg.fence_projects AS fence_projects"))]
+        assert all(op == "Argument" or d in kinds + loops + live + decay + covering + cuts + tallies + expired + given
                    for op, d in leaves), leaves
         assert not {"NodeByLabelScan", "AllNodesScan"} & set(ops), ops
         assert not [op for op in ops if op.startswith(PATH_OPERATORS)], ops

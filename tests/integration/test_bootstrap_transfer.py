@@ -76,7 +76,7 @@ def test_trimmed_constraints_never_change_a_pack(db):
 
 
 def sections_row(db):
-    return db.read(lambda tx: run(tx, "bootstrap/sections_store", **statement_parameters(BootstrapRequest(), NOW)))[0]
+    return db.read(lambda tx: run(tx, "bootstrap/head", **statement_parameters(BootstrapRequest(), NOW)))[0]
 
 
 def test_no_edge_travels_without_a_live_edge_that_closed_a_loop(db):
