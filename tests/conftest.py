@@ -19,6 +19,12 @@ from dataclasses import dataclass
 from typing import Iterator
 
 import pytest
+from hypothesis import settings
+
+# Tests assert behaviour, never time: Hypothesis's default 200 ms per-example deadline fails a
+# correct property on a busy 2-core machine, so no example has a deadline.
+settings.register_profile("graphsvc", deadline=None)
+settings.load_profile("graphsvc")
 
 
 @dataclass(frozen=True)
