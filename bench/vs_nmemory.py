@@ -331,14 +331,20 @@ def nmemory_version(binary: str) -> str:
     return (done.stdout or done.stderr).strip()
 
 
+def nmemory_server(binary: str, workdir: Path) -> Any:
+    """nmemory over stdio on a fresh store file in `workdir` (its anchor root, so nothing else is read)."""
+    from mcp import StdioServerParameters
+
+    return StdioServerParameters(command=binary, args=["--db", str(workdir / "memory.sqlite3"), "--project", "bench"],
+                                 env={"NMEMORY_ANCHOR_ROOT": str(workdir)}, cwd=str(workdir))
+
+
 async def run(args: argparse.Namespace, neo4j_env: dict[str, str], items: list[Item],
               requests: dict[str, dict[str, Any]], service: GraphService, workdir: Path) -> dict[str, Any]:
     from mcp import ClientSession, StdioServerParameters
     from mcp.client.stdio import stdio_client
 
-    nmemory_params = StdioServerParameters(
-        command=args.nmemory, args=["--db", str(workdir / "memory.sqlite3"), "--project", "bench"],
-        env={"NMEMORY_ANCHOR_ROOT": str(workdir)}, cwd=str(workdir))
+    nmemory_params = nmemory_server(args.nmemory, workdir)
     graphsvc_params = StdioServerParameters(
         command=sys.executable, args=["-m", "graphsvc", "mcp"], cwd=str(ROOT),
         env={**neo4j_env, "PYTHONPATH": str(ROOT), "GRAPHSVC_LOG_LEVEL": "warning"})
