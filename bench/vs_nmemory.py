@@ -119,6 +119,21 @@ def build(size: int, seed: int = dataset.SEED) -> list[Item]:
                 item.supersedes = rng.choice(earlier)
             earlier.append(index)
         items.append(item)
+    # nmemory's ready set holds only tasks that take part in a BLOCKS edge, graphsvc's every open
+    # task without a live blocker: a task on no edge would be ready in one and absent from the other.
+    # Each such task blocks the next task of its project (the last one is blocked by the one before).
+    linked = {index for kind, a, b in edges(items) if kind == "BLOCKS" for index in (a, b)}
+    for project, indexes in tasks.items():
+        for position, index in enumerate(indexes):
+            if index in linked or len(indexes) < 2:
+                continue
+            if position + 1 < len(indexes):
+                later = items[indexes[position + 1]]
+                later.blocked_by = sorted(set(later.blocked_by) | {index})
+                linked |= {index, indexes[position + 1]}
+            else:
+                items[index].blocked_by = [indexes[position - 1]]
+                linked |= {index, indexes[position - 1]}
     return items
 
 

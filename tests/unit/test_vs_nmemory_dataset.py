@@ -46,3 +46,12 @@ def test_the_shapes_cover_both_fences_with_and_without_terms_that_occur_in_the_s
     terms = requests["store+terms"]["terms"]
     assert len(terms) == 2 and set(terms) <= words
     assert requests["project+terms"]["terms"] == terms
+
+
+def test_every_task_takes_part_in_a_blocks_edge():
+    # nmemory's ready set holds only BLOCKS participants: an unlinked task would be ready in graphsvc only
+    for size in (300, 500, 1000):
+        items = build(size)
+        linked = {index for kind, a, b in edges(items) if kind == "BLOCKS" for index in (a, b)}
+        tasks = {index for index, item in enumerate(items) if item.kind == "task"}
+        assert tasks and tasks <= linked
