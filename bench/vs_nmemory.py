@@ -59,7 +59,7 @@ import httpx
 from graphsvc.clock import system_clock
 from graphsvc.neo4j_local import LocalNeo4j
 from graphsvc.service import GraphService
-from graphsvc.store.db import Database
+from graphsvc.store.db import Database, redact_uri
 
 from . import dataset
 from .concurrency import Service
@@ -400,6 +400,7 @@ def main() -> None:
     items = build(args.size)
     requests = shapes(items)
     neo4j_env = neo4j_target()
+    print(f"graphsvc: Neo4j at {redact_uri(neo4j_env['NEO4J_URI'])} (wiped), `graphsvc serve` with one worker")
     db = Database(neo4j_env["NEO4J_URI"], neo4j_env.get("NEO4J_USER", "neo4j"), neo4j_env.get("NEO4J_PASSWORD", ""),
                   neo4j_env.get("NEO4J_DATABASE", "neo4j"), timeout=60.0, query_timeout=60.0)
     service = GraphService(db, clock=system_clock)
