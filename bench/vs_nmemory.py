@@ -4,8 +4,8 @@
                                [--nmemory /work/nmemory/target/release/nmemory] [--profile]
 
 Builds ONE deterministic capsule set (`--size`, default 1000; constraints, decisions, failure
-patterns, tasks with BLOCKS edges, facts, docs, procedures; three projects, one of them with a
-sub-project; a few expired constraints and decisions, a few superseded decisions) and loads the
+patterns, tasks (each on a BLOCKS edge), facts, docs, procedures; three projects, one of them with
+a sub-project; a few expired constraints and decisions, a few superseded decisions) and loads the
 same capsules, in the same order, into:
 
   nmemory   a fresh store file in a temp dir, through its own MCP tools over stdio
@@ -30,7 +30,7 @@ bench/results/vs_nmemory.json.
 
 `--profile`: afterwards, runs GraphService.bootstrap in-process against the same store under
 cProfile (`--calls` calls of each shape) and prints the top 25 functions by cumulative and by own
-time: where a small pack's fixed cost goes. `--rounds 0 --profile` loads and profiles only.
+time: where a small pack's fixed cost goes. `--rounds 0 --profile` loads graphsvc and profiles only.
 """
 
 from __future__ import annotations
@@ -298,7 +298,8 @@ async def interleave(targets: dict[str, Any], requests: dict[str, dict[str, Any]
 
 
 def print_report(report: dict[str, Any], requests: dict[str, dict[str, Any]]) -> None:
-    print(f"\n{'shape':<14} {'target':<14} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8} {'p50/nmem':>9}  totals (c/r/d/t), pack bytes")
+    print(f"\n{'shape':<14} {'target':<14} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8} {'p50/nmem':>9}  "
+          "totals (constraints/ready/decisions/traps), pack bytes")
     for shape, rows in report.items():
         for name, row in rows.items():
             ratio = f"{row['p50_vs_nmemory']:.2f}" if "p50_vs_nmemory" in row else "-"
@@ -355,7 +356,7 @@ def nmemory_server(binary: str, workdir: Path) -> Any:
 
 
 async def run(args: argparse.Namespace, neo4j_env: dict[str, str], items: list[Item],
-              requests: dict[str, dict[str, Any]], service: GraphService, workdir: Path) -> dict[str, Any]:
+              requests: dict[str, dict[str, Any]], workdir: Path) -> dict[str, Any]:
     from mcp import ClientSession, StdioServerParameters
     from mcp.client.stdio import stdio_client
 
@@ -370,8 +371,6 @@ async def run(args: argparse.Namespace, neo4j_env: dict[str, str], items: list[I
             began = time.perf_counter()
             await load_nmemory(nmemory, items)
             print(f"nmemory: loaded {len(items)} capsules in {time.perf_counter() - began:.1f} s", flush=True)
-            if args.rounds == 0:
-                return {}
             with Service("vs-nmemory", str(ROOT), {**neo4j_env, "GRAPHSVC_WORKERS": "1"}) as http, \
                     httpx.Client(base_url=f"http://127.0.0.1:{http.port}", timeout=30) as client:
                 async with stdio_client(graphsvc_params, errlog=mcp_log) as (g_read, g_write), \
@@ -385,7 +384,8 @@ async def run(args: argparse.Namespace, neo4j_env: dict[str, str], items: list[I
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--size", type=int, default=1000, help="capsules in the store (default 1000)")
-    parser.add_argument("--rounds", type=int, default=10, help="interleaved rounds; 0 loads (and profiles) only")
+    parser.add_argument("--rounds", type=int, default=10,
+                        help="interleaved rounds; 0: load graphsvc and --profile only")
     parser.add_argument("--calls", type=int, default=50, help="calls per target and shape in each round")
     parser.add_argument("--warmup", type=int, default=20, help="untimed calls per target and shape first")
     parser.add_argument("--nmemory", default=DEFAULT_NMEMORY, help="the nmemory binary (env NMEMORY_BIN)")
@@ -394,7 +394,7 @@ def main() -> None:
     if args.size < 10 or args.rounds < 0 or args.calls < 1 or args.warmup < 0:
         parser.error("--size must be at least 10, --rounds at least 0, --calls at least 1, --warmup at least 0")
 
-    version = nmemory_version(args.nmemory)
+    version = nmemory_version(args.nmemory) if args.rounds else "nmemory not run (--rounds 0)"
     print("command:", shlex.join([sys.executable, "-m", "bench.vs_nmemory", *sys.argv[1:]]))
     print(f"machine: {os.cpu_count()} cores, {platform.platform()}, Python {platform.python_version()}; {version}")
     items = build(args.size)
@@ -410,8 +410,10 @@ def main() -> None:
         load_graphsvc(service, items)
         print(f"graphsvc: loaded {len(items)} capsules and {len(edges(items))} edges "
               f"in {time.perf_counter() - began:.1f} s", flush=True)
-        with tempfile.TemporaryDirectory(prefix="vs-nmemory-") as tmp:
-            report = asyncio.run(run(args, neo4j_env, items, requests, service, Path(tmp)))
+        report: dict[str, Any] = {}
+        if args.rounds:
+            with tempfile.TemporaryDirectory(prefix="vs-nmemory-") as tmp:
+                report = asyncio.run(run(args, neo4j_env, items, requests, Path(tmp)))
         if report:
             print_report(report, requests)
             RESULTS.parent.mkdir(parents=True, exist_ok=True)
