@@ -214,3 +214,50 @@ def test_a_well_formed_bookmark_neo4j_never_issued_is_a_400(db, two_workers):
     response = client.post("/v1/memory_bootstrap", json={}, headers={BOOKMARK: forged})
     assert response.status_code == 400, response.text
     assert response.json()["error"]["field"] == BOOKMARK
+
+
+def established(pid: int, port: int) -> int:
+    """How many established TCP connections on the service's `port` process `pid` holds open."""
+    inodes = set()
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        try:
+            target = os.readlink(fd)
+        except OSError:
+            continue
+        if target.startswith("socket:["):
+            inodes.add(target[len("socket:["):-1])
+    count = 0
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            fields = line.split()
+            local_port = int(fields[1].rsplit(":", 1)[1], 16)
+            if local_port == port and fields[3] == "01" and fields[9] in inodes:  # 01 = ESTABLISHED
+                count += 1
+    return count
+
+
+def test_agents_connecting_together_are_spread_over_the_workers(db, two_workers):
+    # Sixteen keep-alive clients opening their connections at once: with one socket shared by the
+    # workers, the first worker to wake accepted them all. With a socket per worker (SO_REUSEPORT)
+    # the kernel hashes each connection to one of them: all 16 on one worker has odds 2 * 2^-16.
+    client, proc = two_workers
+    port = int(str(client.base_url).rsplit(":", 1)[1].rstrip("/"))
+    agents = [httpx.Client(base_url=client.base_url, timeout=30.0) for _ in range(16)]
+    try:
+        barrier = threading.Barrier(len(agents))
+
+        def first_call(agent: httpx.Client) -> None:
+            barrier.wait()
+            assert agent.get("/healthz").status_code == 200
+
+        threads = [threading.Thread(target=first_call, args=(agent,)) for agent in agents]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        held = [established(worker, port) for worker in children(proc.pid)]
+        assert sum(held) >= len(agents), held
+        assert len(held) == 2 and min(held) > 0, held
+    finally:
+        for agent in agents:
+            agent.close()

@@ -1,8 +1,10 @@
 """`graphsvc serve`: the HTTP JSON API (and the MCP endpoint at /mcp) with uvicorn, in N workers.
 
-Workers are uvicorn's own (`uvicorn.run(..., workers=N)`): a supervisor process spawns N worker
-processes that share the listening socket, restarts one that dies, and stops them all on
-SIGINT/SIGTERM. Chosen over gunicorn + UvicornWorker because it is the server already in use
+Workers are uvicorn's own (its `Multiprocess` supervisor): a supervisor process spawns N worker
+processes, restarts one that dies, and stops them all on SIGINT/SIGTERM. Each worker listens on a
+socket of its own bound with SO_REUSEPORT (graphsvc.surfaces.listeners), so the kernel spreads
+connections over the workers; where the platform has no SO_REUSEPORT they share one socket, as
+`uvicorn.run(..., workers=N)` does. Chosen over gunicorn + UvicornWorker because it is the server already in use
 (no new dependency, one set of options and logs), it runs wherever uvicorn runs, and graphsvc
 needs nothing gunicorn adds on top (its pre-fork hooks, graceful-timeout tuning, worker classes).
 The workers are stateless: each has its own driver; ids come from the one counter in Neo4j.
@@ -22,8 +24,10 @@ import shutil
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 from graphsvc.surfaces.http.asgi import LOOPBACK_HOSTS
+from graphsvc.surfaces.listeners import PerWorkerSocket, reuse_port_available, reuse_port_socket
 
 __all__ = ["LOOPBACK_HOSTS", "register", "run"]
 
@@ -63,6 +67,25 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
+APP = "graphsvc.surfaces.http.asgi:app_from_env"
+
+
+def serve_workers(config: Any) -> None:
+    """uvicorn's supervisor over `config.workers` workers, each listening on a SO_REUSEPORT socket
+    of its own. The supervisor's socket, bound the same way but never listening, fails a taken
+    port here once (not in every worker) and gives port 0 its one number for every worker."""
+    from uvicorn.supervisors import Multiprocess
+
+    reserved = reuse_port_socket(config.host, config.port)
+    try:
+        config.port = reserved.getsockname()[1]
+        Multiprocess(config, sockets=[PerWorkerSocket(config.host, config.port)]).run()  # type: ignore[list-item]
+    except KeyboardInterrupt:
+        pass
+    finally:
+        reserved.close()
+
+
 def run(args: argparse.Namespace) -> int:
     import uvicorn
 
@@ -82,18 +105,21 @@ def run(args: argparse.Namespace) -> int:
     settings = get_settings()
     workers = settings.graphsvc_workers
     configure_logging(settings.graphsvc_log_level, settings.graphsvc_log_format)  # the supervisor's own lines
+    options: dict[str, Any] = dict(
+        factory=True,
+        host=settings.graphsvc_host,
+        port=settings.graphsvc_port,
+        workers=workers,
+        log_level=settings.graphsvc_log_level.lower(),
+        # graphsvc.logs configured the root logger (text or JSON, request ids); uvicorn's loggers
+        # propagate to it. Its access log is off: it prints query strings (tokens!) verbatim, and
+        # graphsvc.surfaces.http.access_log writes a redacted line instead.
+        log_config=None,
+        access_log=False,
+    )
     with shared_metrics_dir(workers):
-        uvicorn.run(
-            "graphsvc.surfaces.http.asgi:app_from_env",
-            factory=True,
-            host=settings.graphsvc_host,
-            port=settings.graphsvc_port,
-            workers=workers,
-            log_level=settings.graphsvc_log_level.lower(),
-            # graphsvc.logs configured the root logger (text or JSON, request ids); uvicorn's loggers
-            # propagate to it. Its access log is off: it prints query strings (tokens!) verbatim, and
-            # graphsvc.surfaces.http.access_log writes a redacted line instead.
-            log_config=None,
-            access_log=False,
-        )
+        if workers > 1 and reuse_port_available():
+            serve_workers(uvicorn.Config(APP, **options))
+        else:
+            uvicorn.run(APP, **options)
     return 0
