@@ -116,7 +116,7 @@ def test_export_import_round_trip_over_http(client, db):
     wipe(db)
     imported = client.post("/v1/capsules/import", content=exported.content,
                            headers={"content-type": "application/x-ndjson"})
-    assert imported.status_code == 201 and imported.json() == {"capsules": 3, "edges": 1}
+    assert imported.status_code == 201 and imported.json() == {"capsules": 3, "edges": 1, "already_present": {"capsules": 0, "edges": 0}}
     assert client.get("/v1/capsules/export").content == exported.content
     wipe(db)
     error = error_of(client.post("/v1/capsules/import", content=b'{"capsule": {}}\n'), 422)

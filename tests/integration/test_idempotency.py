@@ -152,7 +152,7 @@ def test_relate_update_tombstone_and_import_replay_their_first_answer(client, db
     db.wipe_all()
     ndjson = {"content-type": "application/x-ndjson", **keyed("imp-1")}
     first = client.post("/v1/capsules/import", content=exported, headers=ndjson)
-    assert first.status_code == 201 and first.json() == {"capsules": 2, "edges": 1}
+    assert first.status_code == 201 and first.json() == {"capsules": 2, "edges": 1, "already_present": {"capsules": 0, "edges": 0}}
     again = client.post("/v1/capsules/import", content=exported, headers=ndjson)  # would be a 409 without the key
     assert (again.status_code, again.json(), again.headers["idempotent-replayed"]) == (201, first.json(), "true")
     assert capsules(db) == 2

@@ -308,7 +308,7 @@ class MaintainedStateMachine(RuleBasedStateMachine):
         if dag_in and dag_out:
             self.svc.relate({"add": [{"type": "BLOCKS", "from": dag_in[0],
                                       "to": data.draw(st.sampled_from(dag_out), label="blocked")}]})
-        transfer._undo(self.db, imported)
+        transfer.remove_imported(self.db, imported)
         self._forget(set(imported))
 
     # -- the invariant -----------------------------------------------------

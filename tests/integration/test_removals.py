@@ -54,6 +54,6 @@ def test_undoing_an_import_refreshes_what_its_capsules_superseded_and_blocked(db
                         {"type": "SUPERSEDES", "from": "cap-91", "to": outside[1]}]})
     assert outside_state(svc) == (None, [])
 
-    transfer._undo(db, ["cap-90", "cap-91"])
+    transfer.remove_imported(db, ["cap-90", "cap-91"])
     assert outside_state(svc) == (outside[0], [outside[1]])
     assert verify(db).clean
