@@ -222,6 +222,15 @@ class GraphService:
 
         return export_lines(self.db, watch)
 
+    def import_file(self, file: Any, digest: str = "", progress: Any = None,
+                    idempotency: IdempotencyKey | None = None, watch: Any = None) -> dict[str, Any]:
+        """`import_lines` over a seekable binary file read line by line in passes (never whole);
+        `digest`: the SHA-256 of its bytes, for an idempotency key."""
+        from graphsvc.store.transfer import Source
+
+        return self.import_lines(Source.of_file(file, digest), progress=progress, idempotency=idempotency,
+                                 watch=watch)
+
     def import_lines(self, lines: Any, progress: Any = None,
                      idempotency: IdempotencyKey | None = None, watch: Any = None) -> dict[str, Any]:
         """A resumable import (graphsvc.store.transfer): `lines` is a list of lines or a transfer.Source
