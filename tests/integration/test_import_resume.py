@@ -6,8 +6,8 @@ re-run the store must equal the source (its export is the source file, byte for 
 is lost, duplicated or changed), and `graphsvc verify` (a recomputation of every maintained field)
 must find nothing to repair.
 
-Sizes stay modest by default; GRAPHSVC_RESUME_CAPSULES and GRAPHSVC_RESUME_ITERATIONS run the
-issue's target (e.g. 20000 and 10). The seed is printed, GRAPHSVC_RESUME_SEED replays it.
+Sizes stay modest by default; GRAPHSVC_RESUME_CAPSULES, GRAPHSVC_RESUME_ITERATIONS and
+GRAPHSVC_RESUME_NEO4J_ITERATIONS run the issue's target (e.g. 20000, 10 and 10). The seed is printed, GRAPHSVC_RESUME_SEED replays it.
 """
 
 from __future__ import annotations
@@ -32,6 +32,8 @@ from graphsvc.store.migrate import verify
 
 CAPSULES = int(os.environ.get("GRAPHSVC_RESUME_CAPSULES", "3000"))
 ITERATIONS = int(os.environ.get("GRAPHSVC_RESUME_ITERATIONS", "3"))
+#: Each costs a Neo4j restart (tens of seconds).
+NEO4J_ITERATIONS = int(os.environ.get("GRAPHSVC_RESUME_NEO4J_ITERATIONS", "2"))
 SEED = int(os.environ.get("GRAPHSVC_RESUME_SEED", str(random.SystemRandom().randrange(10**6))))
 #: Small chunks, so a run commits many transactions and a kill lands between or inside them.
 CHUNK = 250
@@ -165,23 +167,33 @@ def own_neo4j():
 
 
 def test_an_import_under_which_neo4j_is_killed_completes_when_run_again(own_neo4j, monkeypatch):
+    """Neo4j is killed once the import has started a random number of its write transactions."""
     print(f"GRAPHSVC_RESUME_SEED={SEED}")
     rng = random.Random(SEED + 1)
     monkeypatch.setattr(transfer, "IMPORT_CHUNK", CHUNK)
     text = source_text(CAPSULES, SEED)
     lines = text.splitlines()
     db = Database(own_neo4j.bolt_uri, "neo4j", own_neo4j.password, timeout=2.0, query_timeout=30.0)
+    writes = {"count": 0}
+    original_write = db.write
+
+    def counted_write(work):
+        writes["count"] += 1
+        return original_write(work)
+
+    monkeypatch.setattr(db, "write", counted_write)
     try:
         db.apply_schema()
         service = GraphService(db, clock=fixed_clock(time_of_test()))
-        began = time.monotonic()
         service.import_lines(lines)
-        duration = time.monotonic() - began
+        whole = writes["count"]
         assert_store_is(db, text)
 
         partial_states = []
-        for _ in range(max(1, ITERATIONS - 1)):
+        for _ in range(NEO4J_ITERATIONS):
             db.wipe_all()
+            writes["count"] = 0
+            kill_at = rng.randrange(2, whole)
             outcome: list[BaseException | None] = []
 
             def run() -> None:
@@ -193,7 +205,10 @@ def test_an_import_under_which_neo4j_is_killed_completes_when_run_again(own_neo4
 
             worker = threading.Thread(target=run, daemon=True)
             worker.start()
-            time.sleep(rng.uniform(0.2, 0.9) * duration)
+            deadline = time.monotonic() + 300
+            while writes["count"] < kill_at and worker.is_alive():
+                assert time.monotonic() < deadline
+                time.sleep(0.001)
             own_neo4j.kill()
             worker.join(timeout=120)
             assert not worker.is_alive(), "the import did not end after Neo4j was killed (an unbounded wait)"
