@@ -192,7 +192,7 @@ def export_lines(db: Database, watch: Watch | None = None) -> Iterator[str]:
     file are among the capsules read later: the file always imports. Each capsule line is one
     committed state of that capsule; an edge added after its pass is not in the file, a capsule
     added after the edges may be (alone). An operator's deletion meanwhile (`graphsvc demo --reset`,
-    an import being undone) can still leave an edge without its capsule. Pages by keyset so memory
+    `remove_imported`) can still leave an edge without its capsule. Pages by keyset so memory
     stays flat on large stores; lines end with "\n"; the spool is removed when the generator closes.
     `watch.step()` runs before each page's transaction (graphsvc.watch: a surface stops the export
     when its client leaves).
@@ -413,7 +413,9 @@ class _Index:
     def ords(self) -> dict[str, Any]:
         """The BLOCKS order of the file's tasks/epics from scratch (graphsvc.core.order.ranks):
         `ord_of(seq)` for each; a permutation of their own seqs, the same on every run."""
-        dag = array("q", sorted(seq for index, seq in enumerate(self.seqs) if self.is_dag(index)))
+        dag = array("q", (seq for index, seq in enumerate(self.seqs) if self.is_dag(index)))
+        if self._position is not None:  # a file out of seq order (in export order they come sorted)
+            dag = array("q", sorted(dag))
         sources, targets = self.edges["BLOCKS"]
         rank = ranks(len(dag), array("q", (bisect_left(dag, a) for a in sources)),
                      array("q", (bisect_left(dag, b) for b in targets)))

@@ -1,6 +1,6 @@
 """Paths that delete capsules keep every other capsule's maintained state true, in their transaction.
 
-`graphsvc demo --reset` deletes a project subtree; an interrupted import deletes what it stored.
+`graphsvc demo --reset` deletes a project subtree; `transfer.remove_imported` backs an import out.
 A capsule outside that the deleted ones superseded is no longer superseded, one they blocked may be
 ready: `graphsvc verify` (a recomputation of every maintained field) must find nothing to repair.
 """
