@@ -53,7 +53,8 @@ def generate(path: Path, size: int, seed: int = 1) -> dict[str, int]:
     last_task, last_decision = 0, 0
     written, seq = 0, 0
     with path.open("w", encoding="utf-8", newline="\n") as out:
-        while written + 60 * (len(blocks) + len(supersedes)) < size:
+        # edge lines are ~70 bytes; the margin keeps the file at most `size` (HTTP accepts up to 1 GiB)
+        while written + 80 * (len(blocks) + len(supersedes)) + 4096 < size:
             seq += 1
             kind = rng.choice(KINDS)
             words = " ".join(rng.choice(WORDS) for _ in range(rng.randint(60, 120)))

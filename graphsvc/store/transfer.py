@@ -37,7 +37,10 @@ and would race a concurrent run of the same file; a re-run is the one recovery, 
 it. Until the re-run, the capsules written so far are readable but their maintained state (and
 the permutation of the BLOCKS order) may be incomplete: `graphsvc verify` reports it. The BLOCKS
 order of the file's tasks is computed from scratch over the whole file (graphsvc.core.order.ranks),
-the same on every run, so the chunks of two runs fit together.
+the same on every run, so the chunks of two runs fit together: a writer that reorders BLOCKS in
+between only permutes the ords the stored capsules hold, so the ords the re-run gives the rest
+are still free (pass 2 checks it). Every transaction carries the query timeout (graphsvc.store.db)
+and `watch.step()` runs before each, so a surface can stop the import between two of them.
 """
 
 from __future__ import annotations
