@@ -479,6 +479,7 @@ def _check_store(db: Database, source: Source, index: _Index, order: dict[str, A
     for chunk in _capsule_chunks(source, watch):
         ids = [capsule["id"] for _, capsule in chunk]
         ords = [_ord(order, capsule["seq"]) for _, capsule in chunk if capsule["kind"] in DAG_KINDS]
+        watch.step()
         stored, held = db.read(lambda tx: _stored(tx, ids, ords))
         new_ords: set[int] = set()
         for offset, (number, capsule) in enumerate(chunk):
@@ -536,6 +537,7 @@ def _write(db: Database, source: Source, index: _Index, order: dict[str, Any], p
     for chunk in _capsule_chunks(source, watch):
         rows = [_row(capsule, order) for offset, (_, capsule) in enumerate(chunk) if not present[position + offset]]
         if rows:
+            watch.step()  # the rows' tokens took a while: the bound is for the transaction
             db.write(lambda tx: run(tx, "transfer/import_capsules", rows=rows))
         summary["capsules"] += len(rows)
         summary["already_present"]["capsules"] += len(chunk) - len(rows)
