@@ -139,3 +139,37 @@ def test_an_export_whose_client_disconnects_starts_no_further_page(db, server, m
             last, since = pages["count"], time.monotonic()
     # the capsule pages still to come were CAPSULES / 5 = 400; only those in flight may follow
     assert last - at_reset < 20, (at_reset, last)
+
+
+def test_an_import_transaction_that_outlives_the_bound_is_a_503_and_the_import_starts_no_more(db, monkeypatch):
+    """A hung transaction (a frozen Neo4j) is a 503 after the request's bound, per transaction; the
+    import's thread then stops before its next transaction, and a re-run completes the import."""
+    from starlette.testclient import TestClient
+
+    monkeypatch.setattr(transfer, "IMPORT_CHUNK", 50)
+    text = source_text(300, 9).encode("utf-8")
+    service = GraphService(db, clock=fixed_clock(NOW))
+    monkeypatch.setattr(GraphService, "request_bound", property(lambda self: 1.0), raising=False)
+    writes = {"count": 0}
+    original = db.write
+
+    def hangs_once(work):
+        writes["count"] += 1
+        if writes["count"] == 4:
+            time.sleep(3.0)  # longer than the bound: the caller must not wait for it
+        return original(work)
+
+    monkeypatch.setattr(db, "write", hangs_once)
+    with TestClient(create_app(service)) as client:
+        writes["count"] = 0  # the app's start-up warms the write plans with writes of its own
+        began = time.monotonic()
+        answer = client.post("/v1/capsules/import", content=text, headers={"content-type": "application/x-ndjson"})
+        waited = time.monotonic() - began
+        assert answer.status_code == 503 and answer.headers.get("retry-after"), answer.text
+        assert waited < 3.0, waited
+        time.sleep(3.5)  # the hung transaction ends; the thread must not start another
+        assert writes["count"] == 4, writes
+        monkeypatch.setattr(db, "write", original)
+        done = client.post("/v1/capsules/import", content=text, headers={"content-type": "application/x-ndjson"})
+        assert done.status_code == 201 and done.json()["already_present"]["capsules"] > 0, done.text
+        assert client.get("/v1/capsules/export").content == text
