@@ -13,7 +13,7 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from contextvars import ContextVar
 from datetime import datetime, timedelta
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Iterator
 
 from graphsvc import telemetry
 from graphsvc.clock import Clock, system_clock
@@ -22,6 +22,7 @@ from graphsvc.store.idempotency import DEFAULT_TTL, IdempotencyKey, Replayed, Wr
 from graphsvc.errors import BadRequest, Conflict, InvalidInput, Unavailable
 from graphsvc.models import BootstrapRequest, CapsuleIn, CapsuleUpdate, IngestBatch, RelateRequest
 from graphsvc.validation import parse
+from graphsvc.watch import Watch
 
 
 log = logging.getLogger(__name__)
@@ -217,13 +218,13 @@ class GraphService:
 
     # -- transfer (SPEC §5) -----------------------------------------------
 
-    def export_lines(self, watch: Any = None) -> Iterator[str]:
+    def export_lines(self, watch: Watch | None = None) -> Iterator[str]:
         from graphsvc.store.transfer import export_lines
 
         return export_lines(self.db, watch)
 
     def import_file(self, file: Any, digest: str = "", progress: Any = None,
-                    idempotency: IdempotencyKey | None = None, watch: Any = None) -> dict[str, Any]:
+                    idempotency: IdempotencyKey | None = None, watch: Watch | None = None) -> dict[str, Any]:
         """`import_lines` over a seekable binary file read line by line in passes (never whole);
         `digest`: the SHA-256 of its bytes, for an idempotency key."""
         from graphsvc.store.transfer import Source
@@ -232,7 +233,7 @@ class GraphService:
                                  watch=watch)
 
     def import_lines(self, lines: Any, progress: Any = None,
-                     idempotency: IdempotencyKey | None = None, watch: Any = None) -> dict[str, Any]:
+                     idempotency: IdempotencyKey | None = None, watch: Watch | None = None) -> dict[str, Any]:
         """A resumable import (graphsvc.store.transfer): `lines` is a list of lines or a transfer.Source
         (a file read in passes); with a key, the key is recorded in the import's last transaction.
 

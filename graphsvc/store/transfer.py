@@ -62,7 +62,7 @@ from graphsvc.core.order import ranks
 from graphsvc.store import blocks_order, maintain
 from graphsvc.store.db import Database, run
 from graphsvc.store.idempotency import Wrap, within
-from graphsvc.errors import BadRequest, Conflict, InvalidInput, Unavailable
+from graphsvc.errors import BadRequest, Conflict, InvalidInput
 from graphsvc.models import DAG_KINDS, CapsuleId, Content, Headline, Kind, ProjectId, Status, StrictModel, Tier
 from graphsvc.validation import parse
 from graphsvc.watch import Watch
