@@ -135,21 +135,21 @@ def via_cli(path: Path, env: dict[str, str], work: Path) -> dict[str, Any]:
     with path.open("rb") as source:
         tiny.write_bytes(source.readline())
 
-    def run(file: Path) -> tuple[float, Sampler, subprocess.CompletedProcess | None]:
+    def run(file: Path) -> tuple[float, Sampler]:
         began = time.monotonic()
         proc = subprocess.Popen([sys.executable, "-m", "graphsvc", "import", str(file), "--no-progress"], env=env,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         sampler = Sampler(proc.pid)
-        out, err = proc.communicate()
+        _, err = proc.communicate()
         sampler.stop()
         if proc.returncode != 0:
             raise SystemExit(f"graphsvc import failed: {err.decode()[-2000:]}")
-        return time.monotonic() - began, sampler, None
+        return time.monotonic() - began, sampler
 
     wipe()
-    _, baseline, _ = run(tiny)
+    _, baseline = run(tiny)
     wipe()
-    seconds, sampler, _ = run(path)
+    seconds, sampler = run(path)
     return {"seconds": round(seconds, 1), "baseline_mb": round(max(baseline.hwm_kb, baseline.peak_kb) / 1024, 1),
             "peak_mb": round(max(sampler.hwm_kb, sampler.peak_kb) / 1024, 1),
             "growth_mb": round((max(sampler.hwm_kb, sampler.peak_kb) - max(baseline.hwm_kb, baseline.peak_kb)) / 1024, 1)}
