@@ -16,7 +16,7 @@ import shutil
 import sys
 import tempfile
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -62,19 +62,41 @@ def _spooled_stdin() -> BinaryIO:
     return spool
 
 
-def run_import(args: argparse.Namespace) -> int:
-    from tqdm import tqdm
+class _Bar:
+    """A tqdm bar drawn from the moment the import knows its line count (it sets `total` after
+    validating the file), so a file refused by validation prints its error and nothing else."""
 
+    def __init__(self, disable: bool):
+        self.total: int | None = None
+        self._disable = disable
+        self._bar: Any = None
+
+    def refresh(self) -> None:
+        from tqdm import tqdm
+
+        if self._bar is None:
+            self._bar = tqdm(total=self.total, unit="line", desc="import", file=sys.stderr, disable=self._disable)
+
+    def update(self, n: int) -> None:
+        self.refresh()
+        self._bar.update(n)
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.close()
+
+
+def run_import(args: argparse.Namespace) -> int:
     from graphsvc.factory import build_service
 
     with (_spooled_stdin() if args.file == "-" else open(args.file, "rb")) as file:
         service = build_service()
+        bar = _Bar(disable=args.no_progress)
         try:
             service.ensure_schema()
-            # total=None: the import sets it once it has counted the lines (its validation pass)
-            with tqdm(total=None, unit="line", desc="import", file=sys.stderr, disable=args.no_progress) as bar:
-                result = service.import_file(file, progress=bar)
+            result = service.import_file(file, progress=bar)
         finally:
+            bar.close()
             service.db.close()
     present = result["already_present"]
     print(f"imported {result['capsules']} capsules and {result['edges']} edges"
