@@ -175,6 +175,21 @@ def test_capsules_must_precede_edges_and_blocks_join_tasks(svc, db):
     assert count_nodes(db) == 0
 
 
+def test_a_file_is_read_line_by_line_and_an_over_long_line_is_422_naming_it(svc, db, monkeypatch):
+    import io
+
+    lines = [capsule_line(1), capsule_line(2), edge_line(1, 2)]
+    body = ("\r\n".join(lines) + "\n").encode("utf-8")
+    assert svc.import_file(io.BytesIO(body))["capsules"] == 2
+    wipe(db)
+    monkeypatch.setattr(transfer, "MAX_LINE_BYTES", len(lines[0].encode()) + 1)  # the first line fits, with its \r
+    long = capsule_line(2, content="c" * 400)
+    with pytest.raises(InvalidInput) as caught:
+        svc.import_file(io.BytesIO((lines[0] + "\r\n" + long + "\n").encode("utf-8")))
+    assert caught.value.field == "line[2]" and "longer than" in caught.value.message
+    assert count_nodes(db) == 0
+
+
 def test_blank_lines_are_ignored(svc, db):
     assert svc.import_lines([capsule_line(1), "\n", "", capsule_line(2) + "\n"]) == {"capsules": 2, "edges": 0, "already_present": {"capsules": 0, "edges": 0}}
 
