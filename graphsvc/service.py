@@ -13,7 +13,7 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from contextvars import ContextVar
 from datetime import datetime, timedelta
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Iterator
 
 from graphsvc import telemetry
 from graphsvc.clock import Clock, system_clock
@@ -22,6 +22,7 @@ from graphsvc.store.idempotency import DEFAULT_TTL, IdempotencyKey, Replayed, Wr
 from graphsvc.errors import BadRequest, Conflict, InvalidInput, Unavailable
 from graphsvc.models import BootstrapRequest, CapsuleIn, CapsuleUpdate, IngestBatch, RelateRequest
 from graphsvc.validation import parse
+from graphsvc.watch import Watch
 
 
 log = logging.getLogger(__name__)
@@ -217,30 +218,40 @@ class GraphService:
 
     # -- transfer (SPEC §5) -----------------------------------------------
 
-    def export_lines(self) -> Iterator[str]:
+    def export_lines(self, watch: Watch | None = None) -> Iterator[str]:
         from graphsvc.store.transfer import export_lines
 
-        return export_lines(self.db)
+        return export_lines(self.db, watch)
 
-    def import_lines(self, lines: Iterable[str], progress: Any = None,
-                     idempotency: IdempotencyKey | None = None) -> dict[str, Any]:
-        """All-or-nothing import; with a key, the key is recorded in the import's last transaction.
+    def import_file(self, file: Any, digest: str = "", progress: Any = None,
+                    idempotency: IdempotencyKey | None = None, watch: Watch | None = None) -> dict[str, Any]:
+        """`import_lines` over a seekable binary file read line by line in passes (never whole);
+        `digest`: the SHA-256 of its bytes, for an idempotency key."""
+        from graphsvc.store.transfer import Source
+
+        return self.import_lines(Source.of_file(file, digest), progress=progress, idempotency=idempotency,
+                                 watch=watch)
+
+    def import_lines(self, lines: Any, progress: Any = None,
+                     idempotency: IdempotencyKey | None = None, watch: Watch | None = None) -> dict[str, Any]:
+        """A resumable import (graphsvc.store.transfer): `lines` is a list of lines or a transfer.Source
+        (a file read in passes); with a key, the key is recorded in the import's last transaction.
 
         An import spans several transactions, so the key is checked before it starts (a retry is
-        answered without parsing or the 409 its existing ids would cause), and a concurrent twin
-        that loses the race for the ids (409) is answered from the winner's key.
+        answered without parsing), and a concurrent twin that loses a race for an id (409) is
+        answered from the winner's key. The key's request hash is the body's SHA-256 (Source.digest).
         """
-        from graphsvc.store.transfer import import_lines
+        from graphsvc.store.transfer import Source, import_lines
 
         self.ensure_schema()
+        source = lines if isinstance(lines, Source) else Source.of_lines(lines)
         if idempotency is None:
-            return import_lines(self.db, lines, progress=progress)
-        lines = list(lines)
-        claim = idempotency.claim("import", "\n".join(lines), self.clock(), self.idempotency_ttl)
+            return import_lines(self.db, source, progress=progress, watch=watch)
+        claim = idempotency.claim("import", {"sha256": source.digest}, self.clock(), self.idempotency_ttl)
         try:
             check(self.db, claim)
             try:
-                body = import_lines(self.db, lines, progress=progress,
+                body = import_lines(self.db, source, progress=progress, watch=watch,
                                     seal=lambda summary: guard(claim, lambda _: summary))
             except Conflict as conflict:
                 check(self.db, claim)  # the twin that won may have stored its answer by now

@@ -1,6 +1,6 @@
-// Undo an interrupted import: remove the capsules (and their edges) that THIS import created,
+// Remove capsules an import stored (graphsvc.store.transfer.remove_imported), and their edges,
 // and take back the counts their maintained `counted` added to the tallies (graphsvc.store.maintain).
-// Only ever called with ids that were checked absent before the import began.
+// The caller names exactly the ids to remove.
 UNWIND $arg.ids AS imported
 MATCH (c:Capsule {id: imported})
 USING INDEX SEEK c:Capsule(id)

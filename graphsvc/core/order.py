@@ -18,9 +18,10 @@ touches (Pearce & Kelly, "A dynamic topological sort algorithm for directed acyc
 from __future__ import annotations
 
 import heapq
+from array import array
 from collections.abc import Iterable, Mapping, Sequence
 
-__all__ = ["close_gaps", "from_scratch", "pool_reorder"]
+__all__ = ["close_gaps", "from_scratch", "pool_reorder", "ranks"]
 
 
 def from_scratch(seqs: Iterable[int], edges: Iterable[tuple[int, int]],
@@ -70,6 +71,52 @@ def from_scratch(seqs: Iterable[int], edges: Iterable[tuple[int, int]],
     ord_of = {node: rank for node, rank in zip(placed, values)}
     marked = {(a, b) for a, b in unique_edges if ord_of[a] >= ord_of[b]}
     return ord_of, marked
+
+
+def ranks(count: int, sources: Sequence[int], targets: Sequence[int]) -> array:
+    """`from_scratch` for a large graph in flat arrays: nodes are 0..count-1 (their index is their
+    priority, e.g. positions in seq order) and edge i is sources[i] -> targets[i] (no duplicates).
+
+    Returns each node's position in the order (array of count integers): with `nodes` sorted by
+    seq, node i takes the ord nodes[rank[i]], exactly the ord `from_scratch(nodes, edges)` gives it.
+    A few machine words per node and edge (an import orders a million tasks in one pass) instead of
+    from_scratch's dicts and sets of boxed integers.
+    """
+    offsets = array("q", bytes(8 * (count + 1)))
+    for a in sources:
+        offsets[a + 1] += 1
+    for i in range(count):
+        offsets[i + 1] += offsets[i]
+    successors = array("q", bytes(8 * len(sources)))
+    fill = array("q", offsets[:count])
+    indegree = array("q", bytes(8 * count))
+    for a, b in zip(sources, targets):
+        successors[fill[a]] = b
+        fill[a] += 1
+        indegree[b] += 1
+    del fill
+    heap = [node for node in range(count) if indegree[node] == 0]  # ascending: already a heap
+    done = bytearray(count)
+    rank = array("q", bytes(8 * count))
+    placed = 0
+    lowest = 0  # every node below it is placed: the cycle-breaking pick scans forward only
+    while placed < count:
+        if not heap:  # only cycles left: break one at the remaining node of smallest priority
+            while done[lowest]:
+                lowest += 1
+            heap.append(lowest)
+        node = heapq.heappop(heap)
+        if done[node]:
+            continue
+        done[node] = 1
+        rank[node] = placed
+        placed += 1
+        for position in range(offsets[node], offsets[node + 1]):
+            nxt = successors[position]
+            indegree[nxt] -= 1
+            if indegree[nxt] == 0 and not done[nxt]:
+                heapq.heappush(heap, nxt)
+    return rank
 
 
 def pool_reorder(backward: Mapping[int, int], forward: Mapping[int, int]) -> dict[int, int]:

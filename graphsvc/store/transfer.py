@@ -6,37 +6,66 @@ Format (one JSON object per line, keys sorted, compact, UTF-8):
 Instants are UTC with nanoseconds ("2026-12-01T12:00:00.000000000Z") so nothing is
 rounded: export → import into an empty database → export is byte-identical.
 
-Import is all-or-nothing: every line is validated first (422 naming `line[n]`,
-1-based) and ids that already exist are refused (409; an import never
-overwrites) before anything is written. The id counter is then raised to the
-largest imported seq (first, so a concurrent ingest can never take an imported
-id), and capsules then edges are created with UNWIND in chunks of 5000, one
-transaction per chunk: a single transaction for a large file exceeds Neo4j's
-transaction memory (db.memory.transaction.total.max). If a chunk fails, the
-chunks already written are removed again, so a failed import leaves no capsule
-behind (the raised counter stays: ids are never reused). Capsule lines must
-come before edge lines, and edges join capsules of the same file.
+Import (graphsvc import, POST /v1/capsules/import) reads its file in three passes and never
+holds it whole: an HTTP body is spooled to a temporary file first, and the passes keep only flat
+arrays of seqs, kinds and edge ends (`_Index`), so memory grows by a few bytes per line.
+1. Validate every line (422 naming `line[n]`, 1-based; nothing touched). Capsule lines must come
+   before edge lines, and edges join capsules of the same file.
+2. Raise the id counter to the largest seq of the file (first, so an ingest can never take an id
+   of the file from here on; it takes the counter's lock, so an ingest that took ids before has
+   committed and is seen), then compare the file's capsules with the store, IMPORT_CHUNK at a time.
+   A capsule is ALREADY PRESENT when a stored capsule has its id and the same exported
+   representation: every field of the export line (id, seq, project_id, kind, tier, headline,
+   content, status, the four instants to the nanosecond), compared as `export` would write them.
+   The fields the service maintains (kind label, tokens, superseded, readiness, ord, counted) are
+   not compared: they are derived from the graph and recomputed by the import's last step. A
+   stored capsule with other fields is a 409 naming its line, and nothing is written (the raised
+   counter stays: ids are never reused). So is a BLOCKS order position (`ord`) the file's order
+   gives one of its new tasks that a stored capsule holds already, which happens only when some
+   of the file's capsules were stored by something other than an earlier run of this import.
+3. Write, one transaction per chunk: the capsules not yet stored (UNWIND, IMPORT_CHUNK rows: a
+   single transaction for a large file exceeds db.memory.transaction.total.max), the edges not
+   yet stored (MERGE; BLOCKS through graphsvc.store.blocks_order), then the maintained state of
+   every capsule of the file (it depends on all of them, and an interrupted run may have stopped
+   before it). The answer counts what was written and, apart, what was `already_present`.
+
+An import that stops part way (its process killed, Neo4j gone, its HTTP client gone: see
+graphsvc.watch) keeps the chunks it committed, and running it again completes it: what it wrote
+is found already present. It is not undone on failure: an undo cannot run when the process is
+killed or Neo4j is down (the cases that need it most), would throw away work a re-run reuses,
+and would race a concurrent run of the same file; a re-run is the one recovery, whatever stopped
+it. Until the re-run, the capsules written so far are readable but their maintained state (and
+the permutation of the BLOCKS order) may be incomplete: `graphsvc verify` reports it. The BLOCKS
+order of the file's tasks is computed from scratch over the whole file (graphsvc.core.order.ranks),
+the same on every run, so the chunks of two runs fit together: a writer that reorders BLOCKS in
+between only permutes the ords the stored capsules hold, so the ords the re-run gives the rest
+are still free (pass 2 checks it). Every transaction carries the query timeout (graphsvc.store.db)
+and `watch.step()` runs before each, so a surface can stop the import between two of them.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import tempfile
+from array import array
+from bisect import bisect_left
 from datetime import datetime, timedelta, timezone
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, BinaryIO, Callable, Iterable, Iterator
 
 from neo4j import ManagedTransaction
 from pydantic import AfterValidator, Field, StrictInt, model_validator
 from typing_extensions import Annotated
 
-from graphsvc.core.order import from_scratch
+from graphsvc.core.order import ranks
 from graphsvc.store import blocks_order, maintain
 from graphsvc.store.db import Database, run
 from graphsvc.store.idempotency import Wrap, within
-from graphsvc.errors import Conflict, InvalidInput, Unavailable
+from graphsvc.errors import BadRequest, Conflict, InvalidInput
 from graphsvc.models import DAG_KINDS, CapsuleId, Content, Headline, Kind, ProjectId, Status, StrictModel, Tier
 from graphsvc.validation import parse
+from graphsvc.watch import Watch
 
 EXPORT_PAGE = 5000
 IMPORT_CHUNK = 5000
@@ -142,10 +171,11 @@ def _capsule_props(props: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _edge_lines(db: Database) -> Iterator[str]:
+def _edge_lines(db: Database, watch: Watch) -> Iterator[str]:
     for edge_type in EDGE_TYPES:
         from_seq, to_seq = 0, 0
         while True:
+            watch.step()
             page = db.query("transfer/export_edges", type=edge_type, from_seq=from_seq, to_seq=to_seq,
                             limit=EXPORT_PAGE)
             for r in page:
@@ -155,7 +185,7 @@ def _edge_lines(db: Database) -> Iterator[str]:
             from_seq, to_seq = page[-1]["from_seq"], page[-1]["to_seq"]
 
 
-def export_lines(db: Database) -> Iterator[str]:
+def export_lines(db: Database, watch: Watch | None = None) -> Iterator[str]:
     """Every capsule (by seq) then every edge (by type, from seq, to seq), one JSON line each.
 
     A consistent cut while agents write, without holding writers back: the pages are separate
@@ -165,14 +195,18 @@ def export_lines(db: Database) -> Iterator[str]:
     file are among the capsules read later: the file always imports. Each capsule line is one
     committed state of that capsule; an edge added after its pass is not in the file, a capsule
     added after the edges may be (alone). An operator's deletion meanwhile (`graphsvc demo --reset`,
-    an import being undone) can still leave an edge without its capsule. Pages by keyset so memory
+    `remove_imported`) can still leave an edge without its capsule. Pages by keyset so memory
     stays flat on large stores; lines end with "\n"; the spool is removed when the generator closes.
+    `watch.step()` runs before each page's transaction (graphsvc.watch: a surface stops the export
+    when its client leaves).
     """
+    watch = watch if watch is not None else Watch()
     with tempfile.TemporaryFile("w+", encoding="utf-8", prefix="graphsvc-export-edges-") as spool:
-        for line in _edge_lines(db):
+        for line in _edge_lines(db, watch):
             spool.write(line)
         after = 0
         while True:
+            watch.step()
             page = db.query("transfer/export_capsules", after=after, limit=EXPORT_PAGE)
             for record in page:
                 yield _line({"capsule": _capsule_props(record["props"])}) + "\n"
@@ -185,14 +219,66 @@ def export_lines(db: Database) -> Iterator[str]:
 
 # ---------------------------------------------------------------- import
 
+#: The longest line an import reads: a capsule's content is at most 64 KiB of text, which JSON
+#: escapes (a \uXXXX surrogate pair per astral character) can make about six times longer.
+MAX_LINE_BYTES = 2 * 1024 * 1024
+#: How many lines the validation pass handles between two `watch.step()` calls.
+STEP_LINES = 2000
 
-class _Parsed:
-    def __init__(self) -> None:
-        self.capsules: list[dict[str, Any]] = []
-        self.kinds: dict[str, str] = {}
-        self.line_of: dict[str, int] = {}
-        self.edges: dict[str, list[dict[str, str]]] = {edge_type: [] for edge_type in EDGE_TYPES}
-        self.seen_edges: set[tuple[str, str, str]] = set()
+
+class Source:
+    """The JSON Lines an import reads in passes (validate, check the store, write): reopened per pass.
+
+    `digest` is the SHA-256 an idempotency key compares (of the body as sent, or of the lines
+    joined by "\\n" for lines given in memory).
+    """
+
+    def __init__(self, reopen: Callable[[], Iterator[str | bytes]], digest: str):
+        self._reopen = reopen
+        self.digest = digest
+
+    @classmethod
+    def of_lines(cls, lines: Iterable[str | bytes]) -> "Source":
+        """Lines already in memory (tests, small files, the stateful oracle)."""
+        held = list(lines)
+        digest = hashlib.sha256()
+        for number, line in enumerate(held):
+            if number:
+                digest.update(b"\n")
+            digest.update(line if isinstance(line, bytes) else line.encode("utf-8", "surrogatepass"))
+        return cls(lambda: iter(held), digest.hexdigest())
+
+    @classmethod
+    def of_file(cls, file: BinaryIO, digest: str = "") -> "Source":
+        """A seekable binary file (an HTTP body spooled to disk, a file on disk): read line by line,
+        never whole; lines end at b"\\n" only (see `split_lines`)."""
+
+        def reopen() -> Iterator[bytes]:
+            file.seek(0)
+            number = 0
+            while True:
+                line = file.readline(MAX_LINE_BYTES + 1)
+                if not line:
+                    return
+                number += 1
+                if len(line) > MAX_LINE_BYTES and not (len(line) == MAX_LINE_BYTES + 1 and line.endswith(b"\n")):
+                    raise _invalid(number, "", f"is longer than {MAX_LINE_BYTES} bytes (no capsule is that long)")
+                yield line[:-1] if line.endswith(b"\n") else line
+
+        return cls(reopen, digest)
+
+    def numbered(self) -> Iterator[tuple[int, str]]:
+        """(1-based line number, text) of every line that is not blank; a trailing "\\r" is dropped."""
+        for number, raw in enumerate(self._reopen(), start=1):
+            if isinstance(raw, bytes):
+                try:
+                    raw = raw.decode("utf-8")
+                except UnicodeDecodeError:
+                    raise BadRequest(f"line {number} is not UTF-8 text; send the export's JSON Lines",
+                                     field=f"line[{number}]") from None
+            text = raw[:-1] if raw.endswith("\r") else raw
+            if text.strip():
+                yield number, text
 
 
 def _invalid(number: int, path: str, rule: str) -> InvalidInput:
@@ -212,7 +298,7 @@ def _reparse(model: type, data: Any, number: int, section: str) -> Any:
 
 
 def split_lines(text: str) -> list[str]:
-    """JSON Lines are separated by "\n" only (a trailing "\r" is dropped).
+    """JSON Lines are separated by "\\n" only (a trailing "\\r" is dropped).
 
     Not `str.splitlines()`: it also breaks at U+2028, U+2029 and U+0085, which an
     export keeps raw inside JSON strings, and the round trip would fail.
@@ -220,7 +306,7 @@ def split_lines(text: str) -> list[str]:
     return [line[:-1] if line.endswith("\r") else line for line in text.split("\n")]
 
 
-def _take(parsed: _Parsed, number: int, text: str) -> None:
+def _record(number: int, text: str) -> dict[str, Any]:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -229,153 +315,295 @@ def _take(parsed: _Parsed, number: int, text: str) -> None:
         raise _invalid(number, "", "is not JSON this service can read (number too long or nesting too deep)") from None
     if not isinstance(data, dict) or len(data) != 1 or next(iter(data)) not in ("capsule", "edge"):
         raise _invalid(number, "", 'must be {"capsule": {...}} or {"edge": {...}}')
-    if "capsule" in data:
-        if any(parsed.edges.values()):
+    return data
+
+
+def _capsule_of(number: int, data: dict[str, Any]) -> dict[str, Any]:
+    """The capsule as stored and exported (the model's dump: absent optional fields left out)."""
+    return _reparse(ExportedCapsule, data["capsule"], number, "capsule").model_dump(exclude_none=True)
+
+
+class _Index:
+    """What the validation pass keeps of a file, in flat arrays (a few bytes per capsule and edge,
+    so a file of millions of lines is checked in bounded memory): each capsule's seq, kind and
+    line in file order, and each edge's ends by type.
+
+    A file in export order (capsules by ascending seq, edges by type, from seq, to seq) proves
+    that no id or edge repeats by its order alone; a file in any other order falls back to a set
+    (the memory bound is for files in export order).
+    """
+
+    def __init__(self) -> None:
+        self.seqs = array("q")
+        self.lines = array("q")
+        self.kinds = bytearray()
+        self.kind_names: list[str] = []
+        self.lines_total = 0
+        self._line_of_seq: dict[int, int] | None = None
+        self._sorted: array | None = None
+        self._position: array | None = None
+        self.edges: dict[str, tuple[array, array]] = {t: (array("q"), array("q")) for t in EDGE_TYPES}
+        self._last_edge: tuple[int, int, int] | None = None
+        self._edge_keys: set[tuple[int, int, int]] | None = None
+
+    @property
+    def sealed(self) -> bool:
+        return self._sorted is not None
+
+    def is_dag(self, index: int) -> bool:
+        return self.kind_names[self.kinds[index]] in DAG_KINDS
+
+    def add_capsule(self, number: int, capsule: dict[str, Any]) -> None:
+        if self.sealed:
             raise _invalid(number, "capsule", "capsule lines must all come before the first edge line")
-        capsule = _reparse(ExportedCapsule, data["capsule"], number, "capsule")
-        if capsule.id in parsed.line_of:
-            raise _invalid(number, "capsule.id", f"{capsule.id} already appeared on line {parsed.line_of[capsule.id]}")
-        parsed.line_of[capsule.id] = number
-        parsed.kinds[capsule.id] = capsule.kind
-        parsed.capsules.append(capsule.model_dump(exclude_none=True))
-        return
-    edge = _reparse(ExportedEdge, data["edge"], number, "edge")
-    for end, capsule_id in (("from", edge.from_id), ("to", edge.to_id)):
-        if capsule_id not in parsed.kinds:
-            raise _invalid(number, f"edge.{end}", f"{capsule_id} is not a capsule of this file (edges join imported capsules)")
-        if edge.type == "BLOCKS" and parsed.kinds[capsule_id] not in DAG_KINDS:
-            raise _invalid(number, f"edge.{end}", f"{capsule_id} is a '{parsed.kinds[capsule_id]}'; BLOCKS edges join task/epic capsules only")
-    key = (edge.type, edge.from_id, edge.to_id)
-    if key in parsed.seen_edges:
-        raise _invalid(number, "edge", f"duplicate {edge.type} edge {edge.from_id}->{edge.to_id}")
-    parsed.seen_edges.add(key)
-    parsed.edges[edge.type].append({"from": edge.from_id, "to": edge.to_id})
+        seq = capsule["seq"]
+        if self._line_of_seq is None and self.seqs and seq <= self.seqs[-1]:
+            self._line_of_seq = dict(zip(self.seqs, self.lines))
+        if self._line_of_seq is not None:
+            if seq in self._line_of_seq:
+                raise _invalid(number, "capsule.id", f"{capsule['id']} already appeared on line {self._line_of_seq[seq]}")
+            self._line_of_seq[seq] = number
+        if capsule["kind"] not in self.kind_names:
+            self.kind_names.append(capsule["kind"])
+        self.seqs.append(seq)
+        self.lines.append(number)
+        self.kinds.append(self.kind_names.index(capsule["kind"]))
+
+    def seal(self) -> None:
+        """The capsule section is complete: index the seqs for the edges' look-ups."""
+        if self._line_of_seq is None:
+            self._sorted = self.seqs
+        else:
+            order = sorted(range(len(self.seqs)), key=self.seqs.__getitem__)
+            self._sorted = array("q", (self.seqs[i] for i in order))
+            self._position = array("q", order)
+            self._line_of_seq = None
+
+    def index_of(self, seq: int) -> int:
+        """The capsule's position in file order, or -1 when the file has no such capsule."""
+        assert self._sorted is not None
+        at = bisect_left(self._sorted, seq)
+        if at == len(self._sorted) or self._sorted[at] != seq:
+            return -1
+        return self._position[at] if self._position is not None else at
+
+    def add_edge(self, number: int, edge: "ExportedEdge") -> None:
+        if not self.sealed:
+            self.seal()
+        ends = []
+        for end, capsule_id in (("from", edge.from_id), ("to", edge.to_id)):
+            index = self.index_of(int(capsule_id[4:]))
+            if index < 0:
+                raise _invalid(number, f"edge.{end}", f"{capsule_id} is not a capsule of this file (edges join imported capsules)")
+            if edge.type == "BLOCKS" and not self.is_dag(index):
+                raise _invalid(number, f"edge.{end}", f"{capsule_id} is a '{self.kind_names[self.kinds[index]]}'; "
+                               "BLOCKS edges join task/epic capsules only")
+            ends.append(self.seqs[index])
+        key = (EDGE_TYPES.index(edge.type), ends[0], ends[1])
+        if self._edge_keys is None and self._last_edge is not None and key <= self._last_edge:
+            self._edge_keys = {(EDGE_TYPES.index(t), a, b) for t in EDGE_TYPES for a, b in zip(*self.edges[t])}
+        if self._edge_keys is not None:
+            if key in self._edge_keys:
+                raise _invalid(number, "edge", f"duplicate {edge.type} edge {edge.from_id}->{edge.to_id}")
+            self._edge_keys.add(key)
+        self._last_edge = key
+        self.edges[edge.type][0].append(ends[0])
+        self.edges[edge.type][1].append(ends[1])
+
+    def edge_count(self) -> int:
+        return sum(len(sources) for sources, _ in self.edges.values())
+
+    def ords(self) -> dict[str, Any]:
+        """The BLOCKS order of the file's tasks/epics from scratch (graphsvc.core.order.ranks):
+        `ord_of(seq)` for each; a permutation of their own seqs, the same on every run."""
+        dag = array("q", (seq for index, seq in enumerate(self.seqs) if self.is_dag(index)))
+        if self._position is not None:  # a file out of seq order (in export order they come sorted)
+            dag = array("q", sorted(dag))
+        sources, targets = self.edges["BLOCKS"]
+        rank = ranks(len(dag), array("q", (bisect_left(dag, a) for a in sources)),
+                     array("q", (bisect_left(dag, b) for b in targets)))
+        return {"dag": dag, "rank": rank}
 
 
-def _chunks(rows: list[Any], size: int) -> Iterator[list[Any]]:
-    for start in range(0, len(rows), size):
-        yield rows[start:start + size]
+def _validate(source: Source, watch: Watch) -> _Index:
+    """Pass 1: every line against the format's rules (422 naming the first bad line)."""
+    index = _Index()
+    for count, (number, text) in enumerate(source.numbered()):
+        if count % STEP_LINES == 0:
+            watch.step()
+        index.lines_total += 1
+        data = _record(number, text)
+        if "capsule" in data:
+            index.add_capsule(number, _capsule_of(number, data))
+        else:
+            index.add_edge(number, _reparse(ExportedEdge, data["edge"], number, "edge"))
+    if not index.sealed:
+        index.seal()
+    return index
 
 
-def _claim_ids(tx: ManagedTransaction, parsed: _Parsed) -> None:
-    """Raise the id counter, then refuse ids already stored, in ONE write transaction.
-
-    Raising first takes the counter's write lock: an ingest that allocated ids before us has
-    committed by the time we check (its nodes are seen), and every later ingest is handed ids
-    above the imported ones, so it can never collide with what this import is about to create.
-    A refusal rolls the counter back with everything else.
-    """
-    max_seq = max((capsule["seq"] for capsule in parsed.capsules), default=0)
-    run(tx, "transfer/raise_counter", max_seq=max_seq)
-    ids = [capsule["id"] for capsule in parsed.capsules]
-    for chunk in _chunks(ids, IMPORT_CHUNK * 4):
-        taken = [r["id"] for r in run(tx, "transfer/existing_ids", ids=chunk)]
-        if taken:
-            first = min(taken, key=parsed.line_of.__getitem__)
-            raise Conflict(f"line {parsed.line_of[first]}: {first} already exists in this database "
-                           f"({len(taken)} id(s) of this chunk do); import never overwrites, "
-                           "import into an empty database", field=f"line[{parsed.line_of[first]}].capsule.id")
+def _ord(order: dict[str, Any], seq: int) -> int:
+    dag = order["dag"]
+    return dag[order["rank"][bisect_left(dag, seq)]]
 
 
-def _capsule_rows(parsed: _Parsed) -> list[dict[str, Any]]:
-    """Node rows with their kind label and maintained fields.
-
-    The imported capsules only join each other, so their BLOCKS graph is ordered from scratch
-    (graphsvc.core.order) over their own seqs, and the edges then arrive in order.
-    """
-    seq_of = {capsule["id"]: capsule["seq"] for capsule in parsed.capsules}
-    dag = [capsule["seq"] for capsule in parsed.capsules if capsule["kind"] in DAG_KINDS]
-    ord_of, _ = from_scratch(dag, [(seq_of[e["from"]], seq_of[e["to"]]) for e in parsed.edges["BLOCKS"]])
-    rows = []
-    for capsule in parsed.capsules:
-        props = {**capsule, "tokens": maintain.folded_tokens(capsule["headline"], capsule["content"]),
-                 "superseded": False}
-        if capsule["seq"] in ord_of:
-            props["ord"] = ord_of[capsule["seq"]]
-        rows.append({"label": maintain.kind_label(capsule["kind"]), "props": props})
-    return rows
+def _capsule_chunks(source: Source, watch: Watch) -> Iterator[list[tuple[int, dict[str, Any]]]]:
+    """The file's capsules again ((line number, capsule) each), IMPORT_CHUNK at a time, in file order."""
+    chunk: list[tuple[int, dict[str, Any]]] = []
+    for number, text in source.numbered():
+        data = _record(number, text)
+        if "capsule" not in data:
+            break  # capsule lines come first (validated)
+        chunk.append((number, _capsule_of(number, data)))
+        if len(chunk) == IMPORT_CHUNK:
+            watch.step()
+            yield chunk
+            chunk = []
+    if chunk:
+        watch.step()
+        yield chunk
 
 
-def _add_blocks(tx: ManagedTransaction, rows: list[dict[str, str]]) -> None:
+def _stored(tx: ManagedTransaction, ids: list[str], ords: list[int]) -> tuple[dict[str, Any], list[int]]:
+    stored = {r["props"]["id"]: _capsule_props(r["props"]) for r in run(tx, "transfer/stored_capsules", ids=ids)}
+    held = [r["ord"] for r in run(tx, "transfer/held_ords", ords=ords)] if ords else []
+    return stored, held
+
+
+def _check_store(db: Database, source: Source, index: _Index, order: dict[str, Any], watch: Watch) -> bytearray:
+    """Pass 2: which capsules of the file are already stored identically (the returned flags, in
+    file order); a capsule stored with other fields, or an ord the file's order needs held by
+    another capsule, is a 409 before anything is written."""
+    present = bytearray(len(index.seqs))
+    position = 0
+    for chunk in _capsule_chunks(source, watch):
+        ids = [capsule["id"] for _, capsule in chunk]
+        ords = [_ord(order, capsule["seq"]) for _, capsule in chunk if capsule["kind"] in DAG_KINDS]
+        watch.step()
+        stored, held = db.read(lambda tx: _stored(tx, ids, ords))
+        new_ords: set[int] = set()
+        for offset, (number, capsule) in enumerate(chunk):
+            there = stored.get(capsule["id"])
+            if there is None:
+                if capsule["kind"] in DAG_KINDS:
+                    new_ords.add(_ord(order, capsule["seq"]))
+                continue
+            if there != capsule:
+                fields = sorted(key for key in capsule.keys() | there.keys() if capsule.get(key) != there.get(key))
+                raise Conflict(f"line {number}: {capsule['id']} is already stored with other fields "
+                               f"({', '.join(fields)}); an import never overwrites: import into a store without "
+                               "that id, or remove the line", field=f"line[{number}].capsule.id")
+            present[position + offset] = 1
+        clash = sorted(new_ords.intersection(held))
+        if clash:
+            raise Conflict(f"the BLOCKS order position {clash[0]} this file gives one of its tasks is held by a "
+                           "capsule stored before: some of the file's capsules were stored by another import "
+                           "or ingest, not by an earlier run of this one; import into an empty store",
+                           field="line")
+        position += len(chunk)
+    return present
+
+
+def _row(capsule: dict[str, Any], order: dict[str, Any]) -> dict[str, Any]:
+    """A node row with its kind label and maintained fields (readiness is refreshed after the edges)."""
+    props = {**capsule, "tokens": maintain.folded_tokens(capsule["headline"], capsule["content"]),
+             "superseded": False}
+    if capsule["kind"] in DAG_KINDS:
+        props["ord"] = _ord(order, capsule["seq"])
+    return {"label": maintain.kind_label(capsule["kind"]), "props": props}
+
+
+def _add_blocks(tx: ManagedTransaction, rows: list[tuple[str, str]]) -> int:
     blocks_order.lock(tx)
-    blocks_order.add_blocks(tx, [(edge["from"], edge["to"]) for edge in rows])
+    return sum(blocks_order.add_blocks(tx, rows).values())
 
 
-def _refresh(tx: ManagedTransaction, ids: list[str], dag: set[str]) -> None:
-    maintain.refresh(tx, superseded=ids, readiness=[capsule_id for capsule_id in ids if capsule_id in dag])
+def _add_supersedes(tx: ManagedTransaction, rows: list[tuple[str, str]]) -> int:
+    edges = [{"from": a, "to": b} for a, b in rows]
+    return sum(1 for r in run(tx, "capsules/relate_add_supersedes", edges=edges) if r["existed"])
 
 
-def _steps(parsed: _Parsed) -> list[tuple[Callable[[ManagedTransaction], Any], list[str], int]]:
-    """The import's write transactions in order: (work, capsule ids it creates, lines it covers).
-
-    Capsules, then edges, then the maintained state of every imported capsule (it depends on them).
-    """
-    steps: list[tuple[Callable[[ManagedTransaction], Any], list[str], int]] = []
-    for chunk in _chunks(_capsule_rows(parsed), IMPORT_CHUNK):
-        steps.append((lambda tx, rows=chunk: run(tx, "transfer/import_capsules", rows=rows),
-                      [row["props"]["id"] for row in chunk], len(chunk)))
-    for chunk in _chunks(parsed.edges["BLOCKS"], IMPORT_CHUNK * 2):
-        steps.append((lambda tx, rows=chunk: _add_blocks(tx, rows), [], len(chunk)))
-    for chunk in _chunks(parsed.edges["SUPERSEDES"], IMPORT_CHUNK * 2):
-        steps.append((lambda tx, rows=chunk: run(tx, "transfer/import_supersedes", edges=rows), [], len(chunk)))
-    dag = {capsule_id for capsule_id, kind in parsed.kinds.items() if kind in DAG_KINDS}
-    for chunk in _chunks(list(parsed.kinds), IMPORT_CHUNK):
-        steps.append((lambda tx, ids=chunk: _refresh(tx, ids, dag), [], 0))
-    return steps
+def _refresh(tx: ManagedTransaction, ids: list[str], dag: list[str]) -> None:
+    maintain.refresh(tx, superseded=ids, readiness=dag)
 
 
-def _write_chunks(db: Database, parsed: _Parsed, progress: Any, written: list[str], seal: Wrap | None = None) -> None:
-    """Write capsules then edges; `written` collects the ids of every committed capsule chunk.
-
-    `seal` wraps the LAST transaction (an idempotency key is recorded when the import completes).
-    """
-    steps = _steps(parsed)
-    for index, (work, ids, lines) in enumerate(steps):
-        db.write(within(seal if index == len(steps) - 1 else None, work))
-        written.extend(ids)
+def _write(db: Database, source: Source, index: _Index, order: dict[str, Any], present: bytearray,
+           progress: Any, watch: Watch, seal: Callable[[dict[str, Any]], Wrap] | None) -> dict[str, Any]:
+    """Pass 3: the capsules not yet stored, then the edges not yet stored, then the maintained state
+    of every capsule of the file (it depends on all of them). `seal(summary)` wraps the last
+    transaction: the answer is complete by then."""
+    summary = {"capsules": 0, "edges": 0, "already_present": {"capsules": 0, "edges": 0}}
+    position = 0
+    for chunk in _capsule_chunks(source, watch):
+        rows = [_row(capsule, order) for offset, (_, capsule) in enumerate(chunk) if not present[position + offset]]
+        if rows:
+            watch.step()  # the rows' tokens took a while: the bound is for the transaction
+            db.write(lambda tx: run(tx, "transfer/import_capsules", rows=rows))
+        summary["capsules"] += len(rows)
+        summary["already_present"]["capsules"] += len(chunk) - len(rows)
+        position += len(chunk)
         if progress is not None:
-            progress.update(lines)
-
-
-def _undo(db: Database, ids: list[str]) -> None:
-    """Remove the capsules an interrupted import committed, and only those.
-
-    Not every id of the file: a concurrent import of the same ids may have won the race
-    for some of them, and its capsules must not be deleted by our failure.
-    """
-    if not ids:
-        return
-    try:
-        for chunk in _chunks(ids, IMPORT_CHUNK):
-            db.write(lambda tx: maintain.remove(tx, chunk, lambda: run(tx, "transfer/remove_imported", ids=chunk)))
-    except Unavailable:
-        raise Unavailable(
-            f"the import was interrupted and Neo4j could not be reached to undo it: capsules {ids[0]}..{ids[-1]} "
-            "of this file may be partly stored; remove them (cypher/transfer/remove_imported, with "
-            "`:param arg => {ids: [...]}`), run `graphsvc verify --repair`, and import again"
-        ) from None
-
-
-def import_lines(db: Database, lines: Iterable[str | bytes], progress: Any = None,
-                 seal: Callable[[dict[str, Any]], Wrap] | None = None) -> dict[str, Any]:
-    """Validate every line, refuse existing ids, then write in chunked transactions (undone on failure).
-
-    `progress` is anything with `update(n)` (e.g. tqdm), advanced once per written line.
-    Blank lines are ignored. `seal(summary)` gives the wrap for the last write transaction
-    (an idempotency key is stored with the summary the import is about to answer).
-    """
-    parsed = _Parsed()
-    for number, raw in enumerate(lines, start=1):
-        text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
-        if text.strip():
-            _take(parsed, number, text)
-    summary = {"capsules": len(parsed.capsules), "edges": sum(len(rows) for rows in parsed.edges.values())}
-    last = seal(summary) if seal is not None else None
-    db.write(within(last if not parsed.capsules else None, lambda tx: _claim_ids(tx, parsed)))
-    written: list[str] = []
-    try:
-        _write_chunks(db, parsed, progress, written, last)
-    except BaseException:
-        _undo(db, written)
-        raise
+            progress.update(len(chunk))
+    for edge_type, add in (("BLOCKS", _add_blocks), ("SUPERSEDES", _add_supersedes)):
+        sources, targets = index.edges[edge_type]
+        for start in range(0, len(sources), IMPORT_CHUNK * 2):
+            rows = [(f"cap-{a}", f"cap-{b}") for a, b in zip(sources[start:start + IMPORT_CHUNK * 2],
+                                                            targets[start:start + IMPORT_CHUNK * 2])]
+            watch.step()
+            existed = db.write(lambda tx: add(tx, rows))
+            summary["edges"] += len(rows) - existed
+            summary["already_present"]["edges"] += existed
+            if progress is not None:
+                progress.update(len(rows))
+    count = len(index.seqs)
+    for start in range(0, count, IMPORT_CHUNK):
+        ids = [f"cap-{seq}" for seq in index.seqs[start:start + IMPORT_CHUNK]]
+        dag = [capsule_id for offset, capsule_id in enumerate(ids) if index.is_dag(start + offset)]
+        last = start + IMPORT_CHUNK >= count
+        watch.step()
+        db.write(within(seal(summary) if last and seal is not None else None, lambda tx: _refresh(tx, ids, dag)))
     return summary
+
+
+def _raise_counter(tx: ManagedTransaction, max_seq: int) -> None:
+    run(tx, "transfer/raise_counter", max_seq=max_seq)
+
+
+def import_lines(db: Database, lines: Source | Iterable[str | bytes], progress: Any = None,
+                 seal: Callable[[dict[str, Any]], Wrap] | None = None, watch: Watch | None = None) -> dict[str, Any]:
+    """Validate every line, check the store, then write what is not stored yet (module docstring).
+
+    `progress` is anything with `update(n)` (e.g. tqdm), advanced once per line written or found
+    stored; a `total` of None is set to the file's line count once the file is validated (tqdm). Blank lines
+    are ignored. `seal(summary)` gives the wrap for the last write transaction (an idempotency key
+    is stored with the answer the import is about to give). `watch.step()` runs before each
+    transaction (graphsvc.watch), so a surface can stop the import between two of them.
+    """
+    source = lines if isinstance(lines, Source) else Source.of_lines(lines)
+    watch = watch if watch is not None else Watch()
+    index = _validate(source, watch)
+    if progress is not None and getattr(progress, "total", 0) is None:
+        progress.total = index.lines_total
+        getattr(progress, "refresh", lambda: None)()
+    order = index.ords()
+    summary: dict[str, Any] = {"capsules": 0, "edges": 0, "already_present": {"capsules": 0, "edges": 0}}
+    max_seq = max(index.seqs, default=0)
+    watch.step()
+    if not index.seqs:  # nothing to write: the counter's transaction carries the seal
+        db.write(within(seal(summary) if seal is not None else None, lambda tx: _raise_counter(tx, max_seq)))
+        return summary
+    db.write(lambda tx: _raise_counter(tx, max_seq))
+    present = _check_store(db, source, index, order, watch)
+    return _write(db, source, index, order, present, progress, watch, seal)
+
+
+def remove_imported(db: Database, ids: list[str]) -> None:
+    """Remove capsules an import stored (an operator backing out a file imported by mistake), one
+    transaction per IMPORT_CHUNK ids, keeping the maintained state of every other capsule true.
+
+    Not every id of a file blindly: capsules of the same ids stored by something else must be
+    left alone, so the caller names exactly the ids to remove.
+    """
+    for start in range(0, len(ids), IMPORT_CHUNK):
+        chunk = ids[start:start + IMPORT_CHUNK]
+        db.write(lambda tx: maintain.remove(tx, chunk, lambda: run(tx, "transfer/remove_imported", ids=chunk)))

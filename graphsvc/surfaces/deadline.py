@@ -23,6 +23,7 @@ import anyio
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from graphsvc.errors import Unavailable
+from graphsvc.watch import Stopped, Watch
 
 T = TypeVar("T")
 
@@ -65,3 +66,56 @@ class RequestDeadline:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         with within(self.seconds if scope["type"] == "http" else None):
             await self.app(scope, receive, send)
+
+
+async def run_watched(fn: Callable[[], T], watch: Watch, receive: Receive | None = None) -> T:
+    """`fn()` in a worker thread for work of many transactions that calls `watch.step()` before each
+    (an import, an export page run): bounded per STEP, not as a whole.
+
+    When one step outlives the current bound (its transaction hangs: a frozen Neo4j), the watch is
+    stopped and the caller gets `Unavailable` (503); when the HTTP client disconnects (`receive`
+    yields http.disconnect), the watch is stopped and the caller gets `Stopped`. Either way no
+    further transaction starts: the thread ends at its next step (or, frozen, once its socket
+    breaks), and what it committed stays (an import is completed by running it again).
+    """
+    seconds = _bound.get()
+    outcome: dict[str, Any] = {}
+    try:
+        async with anyio.create_task_group() as group:
+
+            async def work() -> None:
+                try:
+                    outcome["value"] = await anyio.to_thread.run_sync(fn, abandon_on_cancel=True)
+                except Exception as exc:  # re-raised below, outside the task group
+                    outcome["error"] = exc
+                group.cancel_scope.cancel()
+
+            async def guard() -> None:
+                assert seconds is not None
+                while True:
+                    await anyio.sleep(min(0.25, seconds / 4))
+                    if watch.idle() > seconds:
+                        outcome["error"] = exceeded(seconds)
+                        watch.stop(f"one transaction outlived {seconds:g} s")
+                        group.cancel_scope.cancel()
+                        return
+
+            async def listen() -> None:
+                assert receive is not None
+                while (await receive())["type"] != "http.disconnect":
+                    pass
+                watch.stop("the client disconnected")
+                outcome["error"] = Stopped("stopped: the client disconnected")
+                group.cancel_scope.cancel()
+
+            group.start_soon(work)
+            if seconds is not None:
+                group.start_soon(guard)
+            if receive is not None:
+                group.start_soon(listen)
+    finally:
+        if "value" not in outcome and "error" not in outcome:
+            watch.stop("the request was cancelled")
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]

@@ -111,12 +111,16 @@ def test_export_import_round_trip_over_http(client, db):
     assert exported.status_code == 200
     assert exported.headers["content-type"].startswith("application/x-ndjson")
     assert [json.loads(line).popitem()[0] for line in exported.text.splitlines()] == ["capsule"] * 3 + ["edge"]
-    error = error_of(client.post("/v1/capsules/import", content=exported.content), 409)
-    assert error["field"] == "line[1].capsule.id"
+    again = client.post("/v1/capsules/import", content=exported.content)
+    assert again.status_code == 201 and again.json()["already_present"] == {"capsules": 3, "edges": 1}
+    changed = exported.content.replace(b'"tier":"active"', b'"tier":"stale"', 1)
+    assert changed != exported.content
+    error = error_of(client.post("/v1/capsules/import", content=changed), 409)
+    assert error["field"] == "line[1].capsule.id" and "(tier)" in error["message"]
     wipe(db)
     imported = client.post("/v1/capsules/import", content=exported.content,
                            headers={"content-type": "application/x-ndjson"})
-    assert imported.status_code == 201 and imported.json() == {"capsules": 3, "edges": 1}
+    assert imported.status_code == 201 and imported.json() == {"capsules": 3, "edges": 1, "already_present": {"capsules": 0, "edges": 0}}
     assert client.get("/v1/capsules/export").content == exported.content
     wipe(db)
     error = error_of(client.post("/v1/capsules/import", content=b'{"capsule": {}}\n'), 422)

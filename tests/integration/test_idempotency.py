@@ -152,18 +152,23 @@ def test_relate_update_tombstone_and_import_replay_their_first_answer(client, db
     db.wipe_all()
     ndjson = {"content-type": "application/x-ndjson", **keyed("imp-1")}
     first = client.post("/v1/capsules/import", content=exported, headers=ndjson)
-    assert first.status_code == 201 and first.json() == {"capsules": 2, "edges": 1}
+    assert first.status_code == 201 and first.json() == {"capsules": 2, "edges": 1, "already_present": {"capsules": 0, "edges": 0}}
     again = client.post("/v1/capsules/import", content=exported, headers=ndjson)  # would be a 409 without the key
     assert (again.status_code, again.json(), again.headers["idempotent-replayed"]) == (201, first.json(), "true")
     assert capsules(db) == 2
     other = client.post("/v1/capsules/import", content=exported + b"\n", headers=ndjson)
     assert other.status_code == 422 and other.json()["error"]["code"] == "idempotency_key_reused"
-    # ids already stored under another key (or a twin still running): a 409 that says how to get the answer
+    # the same file under another key, or none: everything is already present, nothing is written
     twin = client.post("/v1/capsules/import", content=exported, headers={**ndjson, **keyed("imp-2")})
-    assert twin.status_code == 409 and twin.json()["error"]["field"] == "line[1].capsule.id"
-    assert "Idempotency-Key 'imp-2': if another import under this key is still running" in twin.json()["error"]["message"]
+    assert twin.status_code == 201 and twin.json()["already_present"] == {"capsules": 2, "edges": 1}
     unkeyed = client.post("/v1/capsules/import", content=exported, headers={"content-type": "application/x-ndjson"})
-    assert unkeyed.status_code == 409 and "Idempotency-Key" not in unkeyed.json()["error"]["message"]
+    assert unkeyed.status_code == 201 and unkeyed.json()["capsules"] == 0
+    # an id stored with other fields: a 409 that says how to get the answer of a twin
+    changed = exported.replace(b'"content":"a', b'"content":"A', 1)
+    assert changed != exported
+    refused = client.post("/v1/capsules/import", content=changed, headers={**ndjson, **keyed("imp-3")})
+    assert refused.status_code == 409 and refused.json()["error"]["field"] == "line[1].capsule.id"
+    assert "Idempotency-Key 'imp-3': if another import under this key is still running" in refused.json()["error"]["message"]
     assert capsules(db) == 2
 
 

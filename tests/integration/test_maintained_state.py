@@ -262,7 +262,10 @@ class MaintainedStateMachine(RuleBasedStateMachine):
         edges += [("SUPERSEDES", a, b) for a, b in supersedes]
         lines = [json.dumps({"capsule": c}) for c in capsules]
         lines += [json.dumps({"edge": {"type": t, "from": a, "to": b}}) for t, a, b in edges]
-        self.svc.import_lines(lines)
+        stop_at = data.draw(st.integers(0, size + len(edges)), label="interrupted after this many chunks (0: not)")
+        if stop_at:
+            self._interrupted_import(lines, stop_at)
+        self.svc.import_lines(lines)  # completes an interrupted one (what it wrote is already present)
         for capsule in capsules:
             self.kinds[capsule["id"]] = capsule["kind"]
             self.projects[capsule["id"]] = capsule["project_id"]
@@ -291,9 +294,33 @@ class MaintainedStateMachine(RuleBasedStateMachine):
         assert self.db.write(lambda tx: delete_project_tree(tx, prefix)) == len(gone)
         self._forget(gone)
 
+    def _interrupted_import(self, lines: list[str], stop_at: int) -> None:
+        """The import stops after `stop_at` of its chunks (one capsule each) committed, as a killed one does."""
+        from graphsvc.store import transfer
+
+        class Stop(Exception):
+            pass
+
+        class Progress:
+            seen = 0
+
+            def update(self, n: int) -> None:
+                self.seen += 1
+                if self.seen == stop_at:
+                    raise Stop
+
+        chunk = transfer.IMPORT_CHUNK
+        transfer.IMPORT_CHUNK = 1
+        try:
+            self.svc.import_lines(lines, progress=Progress())
+        except Stop:
+            pass
+        finally:
+            transfer.IMPORT_CHUNK = chunk
+
     @rule(data=st.data(), size=st.integers(2, 4))
     def undo_an_import(self, data: st.DataObject, size: int) -> None:
-        """An import is undone after agents tied its capsules to others (the interrupted-import path)."""
+        """An import is backed out (transfer.remove_imported) after agents tied its capsules to others."""
         from graphsvc.store import transfer
 
         before = set(self.kinds)
@@ -308,7 +335,7 @@ class MaintainedStateMachine(RuleBasedStateMachine):
         if dag_in and dag_out:
             self.svc.relate({"add": [{"type": "BLOCKS", "from": dag_in[0],
                                       "to": data.draw(st.sampled_from(dag_out), label="blocked")}]})
-        transfer._undo(self.db, imported)
+        transfer.remove_imported(self.db, imported)
         self._forget(set(imported))
 
     # -- the invariant -----------------------------------------------------

@@ -1,6 +1,6 @@
 """Paths that delete capsules keep every other capsule's maintained state true, in their transaction.
 
-`graphsvc demo --reset` deletes a project subtree; an interrupted import deletes what it stored.
+`graphsvc demo --reset` deletes a project subtree; `transfer.remove_imported` backs an import out.
 A capsule outside that the deleted ones superseded is no longer superseded, one they blocked may be
 ready: `graphsvc verify` (a recomputation of every maintained field) must find nothing to repair.
 """
@@ -54,6 +54,6 @@ def test_undoing_an_import_refreshes_what_its_capsules_superseded_and_blocked(db
                         {"type": "SUPERSEDES", "from": "cap-91", "to": outside[1]}]})
     assert outside_state(svc) == (None, [])
 
-    transfer._undo(db, ["cap-90", "cap-91"])
+    transfer.remove_imported(db, ["cap-90", "cap-91"])
     assert outside_state(svc) == (outside[0], [outside[1]])
     assert verify(db).clean

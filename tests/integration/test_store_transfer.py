@@ -83,7 +83,7 @@ def test_round_trip_is_byte_identical_and_the_counter_continues(svc, db, monkeyp
             self.total += n
 
     progress = Progress()
-    assert svc.import_lines(first.splitlines(keepends=True), progress=progress) == {"capsules": 7, "edges": 4}
+    assert svc.import_lines(first.splitlines(keepends=True), progress=progress) == {"capsules": 7, "edges": 4, "already_present": {"capsules": 0, "edges": 0}}
     assert progress.total == 11
     assert "".join(svc.export_lines()) == first
     assert counter(db) == 7
@@ -102,15 +102,29 @@ def test_import_never_lowers_the_counter(svc, db):
     assert counter(db) == 3
 
 
-def test_import_refuses_existing_ids_and_writes_nothing(svc, db):
+def test_importing_what_is_stored_finds_it_already_present(svc, db):
     populate(svc, db)
     text = "".join(svc.export_lines())
     before = count_nodes(db)
+    result = svc.import_lines(text.splitlines())
+    assert result == {"capsules": 0, "edges": 0, "already_present": {"capsules": 6, "edges": 4}}
+    assert count_nodes(db) == before and "".join(svc.export_lines()) == text
+
+
+def test_an_id_stored_with_other_fields_is_409_naming_it_and_nothing_is_written(svc, db):
+    populate(svc, db)
+    lines = "".join(svc.export_lines()).splitlines()
+    changed = json.loads(lines[2])
+    changed["capsule"]["content"] = "Use UTC, edited"
+    lines[2] = json.dumps(changed)
+    extra = capsule_line(50)  # a new capsule the file would add: it must not be written either
+    lines.insert(6, extra)
+    before = "".join(svc.export_lines())
     with pytest.raises(Conflict) as caught:
-        svc.import_lines(text.splitlines())
-    assert caught.value.status == 409 and "cap-1 already exists" in caught.value.message
-    assert caught.value.field == "line[1].capsule.id"
-    assert count_nodes(db) == before
+        svc.import_lines(lines)
+    assert caught.value.status == 409 and "cap-3 is already stored with other fields (content)" in caught.value.message
+    assert caught.value.field == "line[3].capsule.id"
+    assert "".join(svc.export_lines()) == before
 
 
 def capsule_line(n: int, **overrides) -> str:
@@ -161,14 +175,31 @@ def test_capsules_must_precede_edges_and_blocks_join_tasks(svc, db):
     assert count_nodes(db) == 0
 
 
+def test_a_file_is_read_line_by_line_and_an_over_long_line_is_422_naming_it(svc, db, monkeypatch):
+    import io
+
+    lines = [capsule_line(1), capsule_line(2), edge_line(1, 2)]
+    body = ("\r\n".join(lines) + "\n").encode("utf-8")
+    assert svc.import_file(io.BytesIO(body))["capsules"] == 2
+    wipe(db)
+    monkeypatch.setattr(transfer, "MAX_LINE_BYTES", len(lines[0].encode()) + 1)  # the first line fits, with its \r
+    long = capsule_line(2, content="c" * 400)
+    with pytest.raises(InvalidInput) as caught:
+        svc.import_file(io.BytesIO((lines[0] + "\r\n" + long + "\n").encode("utf-8")))
+    assert caught.value.field == "line[2]" and "longer than" in caught.value.message
+    assert count_nodes(db) == 0
+
+
 def test_blank_lines_are_ignored(svc, db):
-    assert svc.import_lines([capsule_line(1), "\n", "", capsule_line(2) + "\n"]) == {"capsules": 2, "edges": 0}
+    assert svc.import_lines([capsule_line(1), "\n", "", capsule_line(2) + "\n"]) == {"capsules": 2, "edges": 0, "already_present": {"capsules": 0, "edges": 0}}
 
 
-def test_an_interrupted_import_is_undone(svc, db, monkeypatch):
+def test_an_interrupted_import_keeps_what_it_committed_and_a_rerun_completes_it(svc, db, monkeypatch):
     """A failure after some chunks committed (here: the progress callback raising, as Ctrl-C would)."""
+    from graphsvc.store.migrate import verify
+
     monkeypatch.setattr(transfer, "IMPORT_CHUNK", 2)
-    lines = [capsule_line(n) for n in range(1, 6)] + [edge_line(1, 2)]
+    lines = [capsule_line(n) for n in range(1, 6)] + [edge_line(2, 1), edge_line(1, 3)]
 
     class Interrupt(Exception):
         pass
@@ -183,10 +214,19 @@ def test_an_interrupted_import_is_undone(svc, db, monkeypatch):
 
     with pytest.raises(Interrupt):
         svc.import_lines(lines, progress=FailingProgress())
-    assert count_nodes(db) == 0  # no capsule remains; the (raised) id counter does:
+    assert count_nodes(db) == 4  # two chunks of two committed, and stay
     assert counter(db) == 5
-    assert svc.import_lines(lines) == {"capsules": 5, "edges": 1}
+    assert svc.import_lines(lines) == {"capsules": 1, "edges": 2, "already_present": {"capsules": 4, "edges": 0}}
+    assert verify(db).clean
+    wipe(db)
+    svc.import_lines(lines)
+    whole = "".join(svc.export_lines())
     assert svc.ingest({"project_id": "nott", "kind": "fact", "content": "next"}) == {"ids": ["cap-6"]}
+    wipe(db)
+    with pytest.raises(Interrupt):
+        svc.import_lines(lines, progress=FailingProgress())
+    svc.import_lines(lines)
+    assert "".join(svc.export_lines()) == whole
 
 
 def test_an_export_taken_while_agents_write_imports_and_verifies(svc, db, monkeypatch):

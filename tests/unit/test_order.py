@@ -10,7 +10,7 @@ from __future__ import annotations
 from hypothesis import given, settings, strategies as st
 
 from graphsvc.core.cycles import find_cycle
-from graphsvc.core.order import from_scratch, pool_reorder
+from graphsvc.core.order import from_scratch, pool_reorder, ranks
 
 edges_strategy = st.lists(st.tuples(st.integers(1, 12), st.integers(1, 12)).filter(lambda e: e[0] != e[1]),
                           max_size=40)
@@ -94,3 +94,15 @@ def test_close_gaps_keeps_the_relative_order_and_renumbers_onto_the_remaining_se
 
     with pytest.raises(ValueError):
         close_gaps(held, [3, 4])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(1, 60), max_size=14, unique=True), st.data())
+def test_ranks_in_flat_arrays_give_exactly_the_ords_of_from_scratch(seqs, data):
+    nodes = sorted(seqs)
+    drawn = data.draw(st.lists(st.tuples(st.sampled_from(nodes), st.sampled_from(nodes)), max_size=30)) if nodes else []
+    edges = sorted({(a, b) for a, b in drawn if a != b})
+    ord_of, _ = from_scratch(nodes, edges)
+    index = {seq: i for i, seq in enumerate(nodes)}
+    rank = ranks(len(nodes), [index[a] for a, _ in edges], [index[b] for _, b in edges])
+    assert {seq: nodes[rank[i]] for i, seq in enumerate(nodes)} == ord_of

@@ -8,10 +8,12 @@ so /openapi.json cannot drift from what the app serves.
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+import hashlib
+import tempfile
+from itertools import islice
+from typing import Any, AsyncIterator
 
 from pydantic import TypeAdapter
-from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
@@ -19,15 +21,17 @@ from starlette.routing import Route
 from graphsvc.errors import BadRequest, InvalidInput, NotFound
 from graphsvc.models import CapsuleIdList, CapsuleIn, CapsuleUpdate, IngestBatch, ListRequest, RelateRequest
 from graphsvc.service import GraphService
-from graphsvc.store.transfer import split_lines
 from graphsvc.store.update import valid_id
 from graphsvc.validation import parse
-from graphsvc.surfaces.http.common import call, json_body, ok, read_body
-from graphsvc.surfaces.deadline import within
-from graphsvc.surfaces.http.idempotency import keyed_write
+from graphsvc.surfaces.http.common import body_chunks, call, json_body, ok
+from graphsvc.surfaces.deadline import run_watched
+from graphsvc.surfaces.http.idempotency import REPLAYED_HEADER, key_of, keyed_write
+from graphsvc.watch import Watch
 
 #: An export of ~1M capsules; larger stores move with `graphsvc export` / `graphsvc import`.
 MAX_IMPORT_BYTES = 1024 * 1024 * 1024
+#: Export lines handed from the worker thread to the response at a time.
+EXPORT_BATCH = 2000
 from graphsvc.surfaces.http.openapi import Operation
 
 _REF = "#/components/schemas/{model}"
@@ -72,12 +76,15 @@ OPERATIONS = [
         error_statuses=(401, 503), response_media_type="application/x-ndjson",
     ),
     Operation(
-        "POST", "/v1/capsules/import", "Import a JSON Lines export (all-or-nothing)",
-        description="Body: the export's lines (application/x-ndjson). Every line is validated first (422 naming "
-        "line[n]); ids that already exist are refused (409); nothing is written until both checks pass. The id "
-        "counter is raised past the largest imported id, then capsules and edges are written in chunks of 5000 "
-        "rows, one transaction per chunk; if a chunk fails, the chunks already written are removed again. "
-        "Answer: {capsules: n, edges: n}.",
+        "POST", "/v1/capsules/import", "Import a JSON Lines export (resumable: send it again to complete it)",
+        description="Body: the export's lines (application/x-ndjson, at most 1 GiB; spooled to disk, never held "
+        "in memory). Every line is validated first (422 naming line[n]); the id counter is raised past the "
+        "largest imported id; capsules already stored with the same exported fields are already present, one "
+        "stored with other fields is a 409 naming its line, and nothing is written until both checks pass. "
+        "Then what is not stored yet is written in chunks of 5000 rows, one transaction per chunk, each bounded "
+        "by the request timeout. An import that stops part way (503, a lost connection) keeps what it wrote: "
+        "sending the same file again completes it. Answer: {capsules: n, edges: n, already_present: "
+        "{capsules: n, edges: n}} (written, and found already stored).",
         request_schema={"type": "string", "description": "JSON Lines, one object per line"},
         request_media_type="application/x-ndjson", parameters=(_KEY_PARAM,),
         success_status=201, error_statuses=(400, 401, 409, 422, 503),
@@ -134,11 +141,6 @@ def _one(service: GraphService, capsule_id: str) -> dict[str, Any]:
         raise
 
 
-def _first_and_rest(lines: Iterator[str]) -> tuple[list[str], Iterator[str]]:
-    """Pull the first line before answering, so an unreachable Neo4j is a 503, not a broken 200 stream."""
-    return [line for line in [next(lines, None)] if line is not None], lines
-
-
 def routes(service: GraphService) -> list[Route]:
     async def ingest(request: Request) -> JSONResponse:
         return await keyed_write(request, service.ingest, await json_body(request), status=201)
@@ -147,26 +149,49 @@ def routes(service: GraphService) -> list[Route]:
         return ok(await call(service.list, _query(request)))
 
     async def export(request: Request) -> Response:
-        head, rest = await run_in_threadpool(_first_and_rest, service.export_lines())
+        # Each batch of lines runs in a thread bounded per transaction (run_watched); the first one
+        # before answering, so an unreachable Neo4j is a 503, not a broken 200 stream.
+        watch = Watch()
+        lines = service.export_lines(watch)
+        head = await run_watched(lambda: list(islice(lines, 1)), watch, request.receive)
 
-        def stream() -> Iterator[str]:
-            yield from head
-            yield from rest
+        async def stream() -> AsyncIterator[str]:
+            try:
+                for line in head:
+                    yield line
+                while True:
+                    # Starlette cancels this on a disconnect: run_watched then stops the watch,
+                    # so the export starts no further page.
+                    batch = await run_watched(lambda: list(islice(lines, EXPORT_BATCH)), watch)
+                    if not batch:
+                        return
+                    yield "".join(batch)
+            finally:
+                watch.stop("the export's response ended")
 
         return StreamingResponse(stream(), media_type="application/x-ndjson",
                                  headers={"Content-Disposition": 'attachment; filename="graphsvc-export.jsonl"'})
 
     async def import_(request: Request) -> JSONResponse:
-        raw = await read_body(request, limit=MAX_IMPORT_BYTES)
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError:
-            raise BadRequest("the body is not UTF-8 text; send the export's JSON Lines") from None
-        if not text.strip():
-            raise BadRequest("the body is empty; send the JSON Lines of an export")
-        # Many chunk transactions, each under the query timeout: no bound on the whole import.
-        with within(None):
-            return await keyed_write(request, service.import_lines, split_lines(text), status=201)
+        key = key_of(request)
+        with tempfile.TemporaryFile(prefix="graphsvc-import-") as spool:
+            # The body goes to disk as it arrives (the import reads it in passes), hashed on the way
+            # for the idempotency key: never whole in memory.
+            digest = hashlib.sha256()
+            text = False
+            async for chunk in body_chunks(request, limit=MAX_IMPORT_BYTES):
+                digest.update(chunk)
+                spool.write(chunk)
+                text = text or bool(chunk.strip())
+            if not text:
+                raise BadRequest("the body is empty; send the JSON Lines of an export")
+            spool.flush()
+            watch = Watch()
+            body = await run_watched(lambda: service.import_file(spool, digest.hexdigest(), idempotency=key,
+                                                                 watch=watch), watch, request.receive)
+        if key is not None and key.replayed:
+            return JSONResponse(body, status_code=key.status or 201, headers={REPLAYED_HEADER: "true"})
+        return JSONResponse(body, status_code=201)
 
     async def get_many(request: Request) -> JSONResponse:
         ids = parse(CapsuleIdList, await json_body(request), InvalidInput).ids

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any, Callable, TypeVar
+from typing import Any, AsyncIterator, Callable, TypeVar
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse
@@ -22,6 +22,12 @@ _SIMPLE_TYPES = ("text/plain", "application/x-www-form-urlencoded", "multipart/f
 
 async def read_body(request: Request, limit: int | None = None) -> bytes:
     """The raw body, refused (415/413) before it is buffered when its type or size is wrong."""
+    return b"".join([chunk async for chunk in body_chunks(request, limit)])
+
+
+async def body_chunks(request: Request, limit: int | None = None) -> AsyncIterator[bytes]:
+    """The body as it arrives (a large one can go to disk, not memory), refused (415/413) as soon
+    as its type or size is wrong."""
     limit = MAX_JSON_BYTES if limit is None else limit
     media_type = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
     if media_type in _SIMPLE_TYPES:
@@ -33,14 +39,12 @@ async def read_body(request: Request, limit: int | None = None) -> bytes:
     declared = request.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > limit:
         raise PayloadTooLarge(f"the body is {declared} bytes; at most {limit} are accepted")
-    chunks: list[bytes] = []
     size = 0
     async for chunk in request.stream():
         size += len(chunk)
         if size > limit:
             raise PayloadTooLarge(f"the body is larger than {limit} bytes, the most accepted")
-        chunks.append(chunk)
-    return b"".join(chunks)
+        yield chunk
 
 
 async def json_body(request: Request, *, allow_empty: bool = False) -> Any:
