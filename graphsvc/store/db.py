@@ -352,13 +352,15 @@ class Database:
         For an idempotent replay, whose own transaction wrote nothing (and so yields no bookmark),
         while the caller still needs one that covers the write it is being answered from.
         """
-        with self._outage_as_unavailable():
+        def attempt() -> None:
             with self._driver.session(database=self.database, bookmarks=bookmarks.session_bookmarks(),
                                       default_access_mode=WRITE_ACCESS) as session:
                 # execute_write: on a cluster only the leader is sure to have the stored write.
                 session.execute_write(unit_of_work(timeout=self._tx_timeout())(
                     lambda tx: list(tx.run(cypher.load("ping")))))
                 bookmarks.record_write(session.last_bookmarks())
+
+        self._retrying(attempt)
 
     def apply_schema(self, name: str = "schema") -> None:
         """Create the constraints and indexes of `cypher/schema.cypher` if missing (and drop retired ones).
