@@ -59,6 +59,7 @@ class Connection:
         self.port = port
         self.reader: asyncio.StreamReader | None = None
         self.writer: asyncio.StreamWriter | None = None
+        self.retry_after: str | None = None  # the last answer's Retry-After header, if any
 
     async def request(self, method: str, path: str, body: Any = None) -> tuple[int, bytes]:
         if self.writer is None:
@@ -73,6 +74,7 @@ class Connection:
             raise ConnectionError("closed")
         status = int(status_line.split()[1])
         length, close = 0, False
+        self.retry_after = None
         while True:
             line = await self.reader.readline()
             if line in (b"\r\n", b""):
@@ -81,6 +83,8 @@ class Connection:
             name = name.strip().lower()
             if name == "content-length":
                 length = int(value)
+            elif name == "retry-after":
+                self.retry_after = value.strip()
             elif name == "connection" and value.strip().lower() == "close":
                 close = True
         data = await self.reader.readexactly(length) if length else b""
@@ -207,6 +211,10 @@ def neo4j_pid() -> int | None:
     return None
 
 
+#: /readyz answers of 200 in a row (each on a fresh connection) before a served target counts as ready.
+READY_IN_A_ROW = 20
+
+
 class Service:
     """`graphsvc serve` from a source tree, on a free port, until stopped."""
 
@@ -226,12 +234,20 @@ class Service:
         deadline = time.monotonic() + 180
         import httpx
 
+        # Each worker starts up in the background and answers /readyz for itself, and any worker may
+        # take a fresh connection: READY_IN_A_ROW answers of 200 in a row, so a cell does not begin
+        # while one worker still answers 503 "starting up".
+        in_a_row = 0
         while time.monotonic() < deadline:
             try:
-                if httpx.get(f"http://127.0.0.1:{self.port}/readyz", timeout=5).status_code == 200:
+                ready = httpx.get(f"http://127.0.0.1:{self.port}/readyz", timeout=5).status_code == 200
+                in_a_row = in_a_row + 1 if ready else 0
+                if in_a_row >= READY_IN_A_ROW:
                     return self
+                if ready:
+                    continue
             except httpx.TransportError:
-                pass
+                in_a_row = 0
             if self.proc.poll() is not None:
                 break
             time.sleep(0.3)

@@ -2,6 +2,7 @@
 
     .venv/bin/python -m bench.mixed [--clients 16] [--seconds 60] [--workers 2] [--wipe] [--restart-neo4j]
                                     [--idle-agents 0 256] [--rounds 1] [--target new=. --target base=DIR]
+                                    [--kill-neo4j-at S | --freeze-neo4j-at S --freeze-for 30]
 
 Each client is a closed loop over one keep-alive connection, picking per request:
   70 %  POST /v1/memory_bootstrap with a random fence (none, project_id, project_prefix, or both),
@@ -20,6 +21,16 @@ count, interleaved over `--rounds`, so their figures are comparable.
 `--kill-neo4j-at S`: S seconds into each cell, kill -9 the local bench Neo4j and start it again; the
 cell then reports when Bolt answered, the first 2xx after that, the last non-2xx, and the non-2xx
 answered 10 s or more after Bolt was back.
+
+`--freeze-neo4j-at S --freeze-for N`: S seconds into each cell, SIGSTOP the Neo4j JVM (the one behind
+NEO4J_URI; the local bench instance by default) for N seconds, then SIGCONT. Meanwhile a prober GETs
+/healthz every ~50 ms on a fresh connection (so any worker may answer), and each worker's thread count
+(/proc/<pid>/status Threads) is sampled every 0.2 s. The cell then reports the requests begun during
+the freeze: how many were not answered 503 + Retry-After (nor 2xx), how many waited past the
+service's bound (GRAPHSVC_NEO4J_TIMEOUT + GRAPHSVC_QUERY_TIMEOUT, + 0.5 s for HTTP) and the longest wait; /healthz
+p50/p99/max and non-200s during the freeze; each worker's maximum thread count over the cell; and
+the time from SIGCONT to the first 2xx, to the last non-2xx, and the non-2xx 10 s or more after it.
+"During the freeze" means in flight at any moment of it (begun before SIGCONT, answered after SIGSTOP).
 
 Reported per cell: requests/s (2xx), the share of non-2xx, p50/p95/p99 per route, the time from the
 service's start (and from the cell's start) to the first 2xx, and what the idle agents were answered.
@@ -57,6 +68,8 @@ class Tally:
     samples: list[str] = field(default_factory=list)
     #: (answered at, 2xx?) of every request, for what happened around a Neo4j restart
     answers: list[tuple[float, bool]] = field(default_factory=list)
+    #: (began at, answered at, status, carried Retry-After?) of every request, for a Neo4j freeze
+    calls: list[tuple[float, float, int, bool]] = field(default_factory=list)
 
 
 @dataclass
@@ -115,8 +128,10 @@ async def client(port: int, seed: int, words: list[str], stop_at: float, tally: 
     try:
         while time.perf_counter() < stop_at:
             route, method, path, body = pick(rng, words, own)
+            began = time.perf_counter()
             status, data, took = await conn.timed(method, path, body)
             tally.answers.append((time.perf_counter(), 200 <= status < 300))
+            tally.calls.append((began, time.perf_counter(), status, conn.retry_after is not None))
             if 200 <= status < 300:
                 tally.ok += 1
                 tally.ms.setdefault(route, []).append(took)
@@ -191,11 +206,106 @@ async def kill_and_restart(after: float, restarted: dict[str, float]) -> None:
     restarted["bolt"] = time.perf_counter()
 
 
+async def freeze_and_thaw(after: float, freeze_for: float, marks: dict[str, float]) -> None:
+    """SIGSTOP the Neo4j JVM behind NEO4J_URI `after` seconds in, SIGCONT it `freeze_for` s later."""
+    from .concurrency import neo4j_pid
+
+    await asyncio.sleep(after)
+    pid = neo4j_pid()
+    if pid is None:
+        raise SystemExit("--freeze-neo4j-at: no local Neo4j pid found for NEO4J_URI")
+    marks["frozen"] = time.perf_counter()
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        await asyncio.sleep(freeze_for)
+    finally:  # never leave the JVM stopped, whatever happens to the bench
+        os.kill(pid, signal.SIGCONT)
+        marks["thawed"] = time.perf_counter()
+
+
+async def probe_healthz(port: int, stop_at: float, probes: list[tuple[float, float, int]]) -> None:
+    """GET /healthz every ~50 ms on a fresh connection: (began at, ms, status) of each."""
+    while time.perf_counter() < stop_at:
+        conn = Connection(port)
+        began = time.perf_counter()
+        status, _, took = await conn.timed("GET", "/healthz")
+        conn.close()
+        probes.append((began, took, status))
+        await asyncio.sleep(max(0.0, 0.05 - (time.perf_counter() - began)))
+
+
+def worker_pids(supervisor: int) -> list[int]:
+    """uvicorn's worker processes (not multiprocessing's resource tracker); the process itself with one worker."""
+    path = Path(f"/proc/{supervisor}/task/{supervisor}/children")
+    found = [int(p) for p in path.read_text().split()] if path.exists() else []
+    workers = []
+    for child in found:
+        try:
+            cmdline = Path(f"/proc/{child}/cmdline").read_bytes()
+        except OSError:
+            continue
+        if b"spawn_main" in cmdline and b"resource_tracker" not in cmdline:
+            workers.append(child)
+    return workers or [supervisor]
+
+
+async def sample_threads(supervisor: int, stop_at: float, most: dict[int, int]) -> None:
+    """Each worker's highest thread count (/proc/<pid>/status Threads), sampled every 0.2 s."""
+    while time.perf_counter() < stop_at:
+        for pid in worker_pids(supervisor):
+            try:
+                status = Path(f"/proc/{pid}/status").read_text()
+            except OSError:
+                continue
+            threads = int(next(line.split()[1] for line in status.splitlines() if line.startswith("Threads:")))
+            most[pid] = max(most.get(pid, 0), threads)
+        await asyncio.sleep(0.2)
+
+
+#: What loopback HTTP and a busy machine add to the service's bound before a wait counts as past it.
+BOUND_SLACK_S = 0.5
+
+
+def request_bound() -> float:
+    """The service's wall-clock bound on one call: GRAPHSVC_NEO4J_TIMEOUT + GRAPHSVC_QUERY_TIMEOUT."""
+    return float(os.environ.get("GRAPHSVC_NEO4J_TIMEOUT", "2")) + float(os.environ.get("GRAPHSVC_QUERY_TIMEOUT", "5"))
+
+
+def freeze_report(marks: dict[str, float], tally: Tally, probes: list[tuple[float, float, int]],
+                  threads: dict[int, int]) -> dict[str, Any]:
+    frozen, thawed, bound = marks["frozen"], marks["thawed"], request_bound()
+    during = [c for c in tally.calls if c[1] > frozen and c[0] < thawed]  # in flight at any time of the freeze
+    statuses: dict[str, int] = {}
+    for _, _, status, _ in during:
+        statuses[str(status)] = statuses.get(str(status), 0) + 1
+    health = [(took, status) for began, took, status in probes if frozen <= began < thawed]
+    after = [(answered - thawed, 200 <= status < 300) for _, answered, status, _ in tally.calls if answered > thawed]
+    last_bad = max((t for t, ok in after if not ok), default=None)
+    return {
+        "frozen_s": round(thawed - frozen, 1), "bound_s": bound,
+        "requests_in_freeze": len(during), "statuses_in_freeze": statuses,
+        "not_503_with_retry_after_nor_2xx": sum(1 for c in during
+                                                 if not (c[2] == 503 and c[3]) and not 200 <= c[2] < 300),
+        "over_bound": sum(1 for c in during if c[1] - c[0] > bound + BOUND_SLACK_S), "bound_slack_s": BOUND_SLACK_S,
+        "longest_wait_s": round(max((c[1] - c[0] for c in during), default=0.0), 2),
+        "healthz_in_freeze": {"n": len(health), "non_200": sum(1 for _, status in health if status != 200),
+                              "p50_ms": pct([t for t, _ in health], .5), "p99_ms": pct([t for t, _ in health], .99),
+                              "max_ms": round(max((t for t, _ in health), default=0.0), 1)},
+        "worker_threads_max": {str(pid): n for pid, n in sorted(threads.items())},
+        "first_2xx_after_sigcont_s": next((round(t, 2) for t, ok in sorted(after) if ok), None),
+        "last_non_2xx_after_sigcont_s": None if last_bad is None else round(last_bad, 2),
+        "non_2xx_from_10s_after_sigcont": sum(1 for t, ok in after if t >= 10 and not ok),
+    }
+
+
 def run_cell(service: Service, clients: int, seconds: float, idle: int, words: list[str], seed: int,
-             kill_at: float | None = None) -> dict[str, Any]:
+             kill_at: float | None = None, freeze_at: float | None = None, freeze_for: float = 30.0) -> dict[str, Any]:
     tally = Tally()
     seen: dict[str, int] = {}
     restarted: dict[str, float] = {}
+    frozen: dict[str, float] = {}
+    probes: list[tuple[float, float, int]] = []
+    threads: dict[int, int] = {}
 
     async def main() -> float:
         stop_at = time.perf_counter() + seconds + 30  # the idle agents outlive the clients
@@ -204,9 +314,14 @@ def run_cell(service: Service, clients: int, seconds: float, idle: int, words: l
         for event in events:
             await event.wait()
         started = time.perf_counter()
-        killer = [kill_and_restart(kill_at, restarted)] if kill_at is not None else []
+        faults = [kill_and_restart(kill_at, restarted)] if kill_at is not None else []
+        if freeze_at is not None:
+            assert service.proc is not None
+            faults += [freeze_and_thaw(freeze_at, freeze_for, frozen),
+                       probe_healthz(service.port, started + seconds, probes),
+                       sample_threads(service.proc.pid, started + seconds, threads)]
         await asyncio.gather(*[client(service.port, seed * 1000 + c, words, started + seconds, tally, started)
-                               for c in range(clients)], *killer)
+                               for c in range(clients)], *faults)
         elapsed = time.perf_counter() - started
         for agent in agents:
             agent.cancel()
@@ -232,6 +347,7 @@ def run_cell(service: Service, clients: int, seconds: float, idle: int, words: l
         "routes": {route: {"n": len(ms), "p50_ms": pct(ms, .5), "p95_ms": pct(ms, .95), "p99_ms": pct(ms, .99)}
                    for route, ms in sorted(tally.ms.items())},
         "idle_agents_answered": seen, "samples": tally.samples, "neo4j_restart": restart,
+        "neo4j_freeze": freeze_report(frozen, tally, probes, threads) if "thawed" in frozen else {},
     }
 
 
@@ -247,8 +363,15 @@ def main() -> None:
     parser.add_argument("--target", action="append", default=[], help="NAME=SOURCE_DIR; repeatable (default new=.)")
     parser.add_argument("--kill-neo4j-at", type=float, default=None,
                         help="seconds into each cell to kill -9 the local bench Neo4j and start it again")
+    parser.add_argument("--freeze-neo4j-at", type=float, default=None,
+                        help="seconds into each cell to SIGSTOP the Neo4j JVM (SIGCONT after --freeze-for)")
+    parser.add_argument("--freeze-for", type=float, default=30.0, help="seconds the Neo4j JVM stays stopped")
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args()
+    if args.kill_neo4j_at is not None and args.freeze_neo4j_at is not None:
+        parser.error("--kill-neo4j-at and --freeze-neo4j-at: one fault per run")
+    if args.freeze_neo4j_at is not None and args.freeze_neo4j_at + args.freeze_for >= args.seconds:
+        parser.error("--freeze-neo4j-at + --freeze-for must end before --seconds, to see the recovery")
     words = dataset.vocabulary(random.Random(dataset.SEED))
     if not os.environ.get("NEO4J_URI"):  # the local bench instance; the service is pointed at it too
         from graphsvc.neo4j_local import LocalNeo4j
@@ -277,7 +400,8 @@ def main() -> None:
             for round_ in range(args.rounds):
                 for idle in args.idle_agents:
                     cell = run_cell(service, args.clients, args.seconds, idle, words, seed=round_ * 7 + idle,
-                                    kill_at=args.kill_neo4j_at)
+                                    kill_at=args.kill_neo4j_at, freeze_at=args.freeze_neo4j_at,
+                                    freeze_for=args.freeze_for)
                     cell.update(round=round_, ready_s=round(ready_s, 1))
                     results.append(cell)
                     routes = "  ".join(f"{r} p50/p95/p99 {v['p50_ms']}/{v['p95_ms']}/{v['p99_ms']}"
@@ -288,6 +412,8 @@ def main() -> None:
                           flush=True)
                     if cell["neo4j_restart"]:
                         print(f"    Neo4j restart: {cell['neo4j_restart']}", flush=True)
+                    if cell["neo4j_freeze"]:
+                        print(f"    Neo4j freeze: {cell['neo4j_freeze']}", flush=True)
                     for sample in cell["samples"][:2]:
                         print(f"    e.g. {sample}", flush=True)
     args.out.parent.mkdir(parents=True, exist_ok=True)

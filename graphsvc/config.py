@@ -100,6 +100,9 @@ class Settings(BaseSettings):
     # Requests the service lets wait on Neo4j at once, shared by its workers (each admits
     # ceil(this / workers)); beyond it a fast 503 + Retry-After.
     graphsvc_max_inflight: int = Field(default=32, ge=1)
+    # Seconds a stopping worker (SIGTERM, SIGINT) lets in-flight requests finish after it stopped
+    # accepting connections; then the rest are cut off and the Neo4j driver is closed.
+    graphsvc_shutdown_grace_s: float = Field(default=10.0, ge=0)
 
     @field_validator("graphsvc_log_level")
     @classmethod

@@ -28,3 +28,8 @@ def accepted_request_id(given: str | None) -> str:
     if given is not None and REQUEST_ID_PATTERN.fullmatch(given):
         return given
     return new_request_id()
+
+#: When the current call must have answered (time.monotonic()), set by the surface that bounds it
+#: (graphsvc.surfaces.deadline); None outside a bounded call. The store retries a transient Neo4j
+#: failure only while this leaves time (graphsvc.store.db.Database).
+call_deadline: ContextVar[float | None] = ContextVar("graphsvc_call_deadline", default=None)

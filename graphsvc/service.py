@@ -52,6 +52,11 @@ class GraphService:
         self._schema_applied = False
         self._schema_lock = threading.Lock()
         self._plans_warm = False  # set by `warm`; `ready` waits for it
+        #: What the background start-up (`start_in_background`) waits for; None when none is running.
+        self._starting: str | None = None
+        self._started = threading.Event()
+        self._stop_starting = threading.Event()
+        self._start_up_thread: threading.Thread | None = None
         # A restarted Neo4j has an empty plan cache: plan the writes again too, not only the packs.
         db.on_reconnect = lambda: self.warm(writes=True)
 
@@ -110,23 +115,99 @@ class GraphService:
                              done["from"], done["to"], done["capsules"])
                 self._schema_applied = True
 
-    def ready(self) -> bool:
-        """Ready to serve: Neo4j answers, the schema is in place, and the pack's plans are warm.
+    # -- start-up ---------------------------------------------------------
 
-        A load balancer, compose's healthcheck or `make up` sends agents only to a worker that says
-        so; a cold worker would have its first packs plan the statements (seconds each on a fresh
-        Neo4j) under the request timeout. After a Neo4j restart the warm-up runs again in the
-        background (Database.on_reconnect) and this answers False until it is done.
+    #: Seconds between start-up attempts while Neo4j does not answer (doubling up to the second).
+    START_UP_RETRY = (0.5, 5.0)
+
+    def start_in_background(self) -> None:
+        """Run the start-up work (reach Neo4j, `ensure_schema`, `warm`) in a background thread.
+
+        The HTTP app calls this from its lifespan, which must not block: uvicorn serves nothing,
+        not even /healthz, until the lifespan's start-up returns, and a hanging Neo4j would hold it
+        for as long as it hangs. Until the work is done, `waiting_for` names the step and every
+        call that needs Neo4j gets a fast 503 + Retry-After (`_refuse_until_started`). Attempts
+        repeat, with a growing pause, until they succeed or `stop_start_up` is called. A service
+        whose start-up work is already done (or that was never started this way, the CLI) serves
+        at once.
         """
+        if self._start_up_thread is not None:
+            return
+        if self._schema_applied and self._plans_warm:
+            self._started.set()
+            return
+        self._starting = "neo4j"
+        self._start_up_thread = threading.Thread(target=self._start_up, name="graphsvc-start-up", daemon=True)
+        self._start_up_thread.start()
+
+    def _start_up(self) -> None:
+        pause, longest = self.START_UP_RETRY
+        while not self._stop_starting.is_set():
+            try:
+                self._starting = "neo4j"
+                if self.db.ping():
+                    self._starting = "schema"
+                    self.ensure_schema()
+                    self._starting = "warm-up"
+                    # Planning the pack statement takes seconds per shape on a fresh Neo4j; pay it here,
+                    # not on the first agent's call (and again after a reconnect: Database.on_reconnect).
+                    self.warm()
+                    self._starting = None
+                    self._started.set()
+                    return
+            except Unavailable as exc:
+                log.warning("start-up waits for Neo4j (%s step): %s", self._starting, exc.message)
+            except Exception:  # keep trying: the process stays up and says what it waits for
+                log.exception("start-up failed at the %s step; trying again", self._starting)
+            self._stop_starting.wait(pause)
+            pause = min(2 * pause, longest)
+
+    def stop_start_up(self, timeout: float) -> None:
+        """Ask a running background start-up to give up, waiting at most `timeout` s for it (shutdown)."""
+        self._stop_starting.set()
+        if self._start_up_thread is not None:
+            self._start_up_thread.join(timeout)
+
+    def wait_started(self, timeout: float) -> bool:
+        """True once the background start-up is done (at once when none runs), waiting at most `timeout` s."""
+        if self._start_up_thread is None:
+            return True
+        return self._started.wait(timeout)
+
+    def _refuse_until_started(self) -> None:
+        step = self._starting
+        if step is not None and not _warming_call.get():
+            raise Unavailable(f"graphsvc is starting up (waiting for {step}); retry shortly.")
+
+    def waiting_for(self) -> str | None:
+        """What keeps the service from being ready: "neo4j", "schema" or "warm-up"; None when ready.
+
+        Ready means Neo4j answers, the schema is in place, and the pack's plans are warm. A load
+        balancer, compose's healthcheck or `make up` sends agents only to a worker that says so; a
+        cold worker would have its first packs plan the statements (seconds each on a fresh Neo4j)
+        under the request timeout. During the background start-up this answers from its step
+        without touching Neo4j; after a Neo4j restart the warm-up runs again in the background
+        (Database.on_reconnect) and this answers "warm-up" until it is done.
+        """
+        step = self._starting
+        if step is not None:
+            return step
         if not self.db.ping():
-            return False
-        self.ensure_schema()
+            return "neo4j"
+        try:
+            self.ensure_schema()
+        except Unavailable:
+            return "schema"
         if self.db.warming:
-            return False
+            return "warm-up"
         if not self._plans_warm:  # the start-up warm-up found Neo4j down: warm now, off this call
             self.db.rewarm()
-            return False
-        return True
+            return "warm-up"
+        return None
+
+    def ready(self) -> bool:
+        """True when nothing is waited for (`waiting_for`)."""
+        return self.waiting_for() is None
 
     def _refuse_while_warming(self) -> None:
         """After a reconnect every call would wait for the cold plans its statements need, each cut off
@@ -142,6 +223,7 @@ class GraphService:
         from graphsvc.store.bootstrap import build_pack
 
         request = parse(BootstrapRequest, data if data is not None else {}, BadRequest)
+        self._refuse_until_started()
         self.ensure_schema()
         self._refuse_while_warming()
         pack = build_pack(self.db, request, self.clock())
@@ -154,6 +236,7 @@ class GraphService:
     def _once(self, key: IdempotencyKey | None, operation: str, request: Any, now: datetime,
               write: Callable[[Wrap | None], Any], render: Callable[[Any], Any] = _as_is) -> Any:
         """Run `write` (a store call taking a wrap); with a key, replay or record in the same transaction."""
+        self._refuse_until_started()
         self.ensure_schema()
         self._refuse_while_warming()
         if key is None:
@@ -209,11 +292,13 @@ class GraphService:
     def get(self, capsule_ids: list[str]) -> dict[str, Any]:
         from graphsvc.store.reads import get_capsules
 
+        self._refuse_until_started()
         return get_capsules(self.db, capsule_ids, self.clock())
 
     def list(self, data: Any) -> dict[str, Any]:
         from graphsvc.store.reads import list_capsules
 
+        self._refuse_until_started()
         return list_capsules(self.db, data, self.clock())
 
     # -- transfer (SPEC §5) -----------------------------------------------
@@ -221,6 +306,7 @@ class GraphService:
     def export_lines(self, watch: Watch | None = None) -> Iterator[str]:
         from graphsvc.store.transfer import export_lines
 
+        self._refuse_until_started()
         return export_lines(self.db, watch)
 
     def import_file(self, file: Any, digest: str = "", progress: Any = None,
@@ -243,6 +329,7 @@ class GraphService:
         """
         from graphsvc.store.transfer import Source, import_lines
 
+        self._refuse_until_started()
         self.ensure_schema()
         source = lines if isinstance(lines, Source) else Source.of_lines(lines)
         if idempotency is None:

@@ -14,24 +14,34 @@ call to `request_bound` = timeout + query_timeout on the wall clock (graphsvc.su
 Every outage becomes `Unavailable` (HTTP 503 + Retry-After), and credentials never appear in
 the messages. After an outage, the first call that succeeds fires `on_reconnect` (the service
 warms the pack statement's plans again, in the background).
+
+One error is not an outage (`Database.connectivity_failed` has the rule): a failed connection is
+retried within the caller's deadline while a fresh connection to the server still completes the
+Bolt handshake (`Database.reachable`); only a failed probe switches the process into outage mode.
 """
 
 from __future__ import annotations
 
 import logging
 import re
+import socket
+import ssl
 import threading
+import time
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any, Callable, Iterator, TypeVar
+from urllib.parse import urlsplit
 
 import neo4j
 from neo4j import READ_ACCESS, WRITE_ACCESS, GraphDatabase, ManagedTransaction, unit_of_work
-from neo4j.exceptions import ClientError, ConfigurationError, DriverError, ServiceUnavailable, SessionExpired, TransientError
+from neo4j.exceptions import (ClientError, ConfigurationError, ConnectionPoolError, DriverError, IncompleteCommit,
+                              ServiceUnavailable, SessionExpired, TransientError)
 
 from graphsvc.store import bookmarks, cypher
 from graphsvc.config import InvalidNeo4jUri, Settings
 from graphsvc.errors import BadRequest, Conflict, Unavailable
+from graphsvc.request_context import call_deadline
 from graphsvc.telemetry import neo4j_work
 
 log = logging.getLogger(__name__)
@@ -68,6 +78,23 @@ SCHEMA_SETTLED_ELSEWHERE = frozenset({
     "Neo.ClientError.Schema.IndexNotFound",
     "Neo.ClientError.Schema.ConstraintNotFound",
 })
+
+#: Failures of the connection or the server rather than of the statement: the probe decides
+#: whether they are an outage (`Database.connectivity_failed`).
+CONNECTIVITY_ERRORS = (ServiceUnavailable, SessionExpired, ConnectionPoolError, OSError)
+#: Seconds before the first retry of a transient connectivity failure (doubling, at most RETRY_DELAY_MAX).
+RETRY_DELAY = 0.05
+RETRY_DELAY_MAX = 0.5
+#: The Bolt handshake: the magic preamble, then four version proposals (5.0, then none). Any
+#: 4-byte answer, even "no common version", proves a live server process behind the port.
+BOLT_HANDSHAKE = b"\x60\x60\xb0\x17" + b"\x00\x00\x00\x05" + b"\x00" * 12
+_DEFAULT_BOLT_PORT = 7687
+
+
+class TransientUnavailable(Unavailable):
+    """A connectivity failure while the server still answers a fresh connection: retried within
+    the caller's deadline, and a 503 (without outage mode) when no time is left."""
+
 
 #: A per-thread override of the transaction timeout (`Database.longer_timeout`).
 _tx_timeout_override: ContextVar[float | None] = ContextVar("graphsvc_tx_timeout", default=None)
@@ -113,6 +140,10 @@ class Database:
             hint = "; put the credentials in NEO4J_USER / NEO4J_PASSWORD" if self.uri != uri else ""
             reason = _clean_reason(exc, uri, self.uri).rstrip(".")
             raise InvalidNeo4jUri(f"NEO4J_URI {self.uri} is not usable: {reason}{hint}") from None
+        # Parsed after the driver accepted the URI, so a malformed one gets the driver's message above.
+        parts = urlsplit(uri)
+        self._address = (parts.hostname or "localhost", parts.port or _DEFAULT_BOLT_PORT)
+        self._tls = parts.scheme.endswith("+s") or parts.scheme.endswith("+ssc")
 
     @classmethod
     def from_settings(cls, settings: Settings) -> "Database":
@@ -136,6 +167,84 @@ class Database:
             yield
         finally:
             _tx_timeout_override.reset(reset)
+
+    @property
+    def outage(self) -> bool:
+        """True from a failed connectivity probe until the next call that succeeds."""
+        return self._outage
+
+    def reachable(self) -> bool:
+        """A fresh TCP connection to the Bolt address completes the Bolt handshake within timeout / 2.
+
+        Cheap (one round trip, no pool, no login) and independent of the driver's pool, so an
+        exhausted pool or one broken pooled connection does not look like an outage, while a stopped
+        (refused), killed, frozen (SIGSTOP: the kernel accepts, nobody answers) or unroutable server
+        does. With TLS (`+s`, `+ssc`) the TLS handshake comes first; the certificate is not checked,
+        because nothing is sent but the Bolt preamble."""
+        try:
+            with socket.create_connection(self._address, timeout=self.timeout / 2) as raw:
+                raw.settimeout(self.timeout / 2)
+                conn: socket.socket = raw
+                if self._tls:
+                    context = ssl.create_default_context()
+                    context.check_hostname = False
+                    context.verify_mode = ssl.CERT_NONE
+                    conn = context.wrap_socket(raw, server_hostname=self._address[0])
+                conn.sendall(BOLT_HANDSHAKE)
+                answer = b""
+                while len(answer) < 4:
+                    chunk = conn.recv(4 - len(answer))
+                    if not chunk:
+                        return False
+                    answer += chunk
+                return True
+        except (OSError, ssl.SSLError):
+            return False
+
+    def connectivity_failed(self, exc: BaseException) -> Unavailable:
+        """The rule for a connectivity failure (CONNECTIVITY_ERRORS) that reached graphsvc, i.e. one
+        the driver's own retries (bounded by `max_transaction_retry_time`) did not absorb.
+
+        - Already in outage mode: a 503 at once, no probe (the next success ends the outage).
+        - Otherwise probe the server with a fresh connection (`reachable`). When the probe fails,
+          Neo4j is really unreachable: outage mode starts (the first call that succeeds afterwards
+          fires `on_reconnect`, the re-warm) and the answer is a 503 at once.
+        - When the probe succeeds the failure was transient (a pooled connection the server
+          dropped, a pool acquisition timeout under load, a leader switch): no outage mode, and a
+          `TransientUnavailable` that `_retrying` retries while the caller's deadline leaves time.
+          A commit whose outcome is unknown (IncompleteCommit) is never retried here.
+        """
+        if self._outage:
+            return Unavailable(f"Neo4j at {self.uri} is not reachable; retry shortly.")
+        if not self.reachable():
+            self._outage = True
+            log.warning("neo4j unreachable at %s (%s; the probe failed too): outage mode", self.uri,
+                        type(exc).__name__)
+            return Unavailable(f"Neo4j at {self.uri} is not reachable; retry shortly.")
+        log.info("neo4j connection failure at %s (%s) while the server answers: retrying", self.uri, type(exc).__name__)
+        message = f"Neo4j at {self.uri} did not answer in time; retry shortly."
+        return Unavailable(message) if isinstance(exc, IncompleteCommit) else TransientUnavailable(message)
+
+    def _deadline(self) -> float:
+        """When the current call must have answered: the surface's deadline, else `request_bound` from now."""
+        own = time.monotonic() + self.request_bound
+        given = call_deadline.get()
+        return own if given is None else min(given, own)
+
+    def _retrying(self, attempt: Callable[[], T]) -> T:
+        """`attempt()` (one session, one transaction), again after a transient connectivity failure
+        while the deadline leaves time for a back-off and another try."""
+        deadline = self._deadline()
+        delay = RETRY_DELAY
+        while True:
+            try:
+                with self._outage_as_unavailable():
+                    return attempt()
+            except TransientUnavailable:
+                if time.monotonic() + delay >= deadline:
+                    raise
+                time.sleep(delay)
+                delay = min(2 * delay, RETRY_DELAY_MAX)
 
     def _tx_timeout(self) -> float:
         override = _tx_timeout_override.get()
@@ -173,19 +282,13 @@ class Database:
         try:
             with neo4j_work():  # metrics: work in flight, driver errors by class
                 yield
-        except (ServiceUnavailable, SessionExpired) as exc:
-            self._outage = True
-            log.warning("neo4j unavailable at %s: %s", self.uri, type(exc).__name__)
-            raise Unavailable(f"Neo4j at {self.uri} is not reachable; retry shortly.") from None
+        except CONNECTIVITY_ERRORS as exc:
+            raise self.connectivity_failed(exc) from None
         except TransientError as exc:
             raise Unavailable(f"Neo4j is busy ({exc.code}); retry shortly.") from None
-        except DriverError as exc:  # acquisition timeouts and friends
-            self._outage = True
+        except DriverError as exc:  # a result or session misused: not Neo4j's state, no outage
             log.warning("neo4j driver error: %s", type(exc).__name__)
             raise Unavailable(f"Neo4j at {self.uri} did not answer in time; retry shortly.") from None
-        except OSError:
-            self._outage = True
-            raise Unavailable(f"Neo4j at {self.uri} is not reachable; retry shortly.") from None
         except ClientError as exc:
             code = exc.code or ""
             # Refused credentials (or a login rate limit) and a missing database are the
@@ -231,7 +334,8 @@ class Database:
     def _transaction(self, access: str, work: Callable[[ManagedTransaction], T]) -> T:
         """`work` in a managed transaction carrying the transaction timeout and the request's bookmarks."""
         bounded = unit_of_work(timeout=self._tx_timeout())(work)
-        with self._outage_as_unavailable():
+
+        def attempt() -> T:
             with self._driver.session(database=self.database, bookmarks=bookmarks.session_bookmarks(),
                                       default_access_mode=access) as session:
                 if access == READ_ACCESS:
@@ -240,19 +344,23 @@ class Database:
                 bookmarks.record_write(session.last_bookmarks())
                 return result
 
+        return self._retrying(attempt)
+
     def observe_bookmark(self) -> None:
         """Record the bookmark of a trivial transaction on the leader: it covers every write committed before it.
 
         For an idempotent replay, whose own transaction wrote nothing (and so yields no bookmark),
         while the caller still needs one that covers the write it is being answered from.
         """
-        with self._outage_as_unavailable():
+        def attempt() -> None:
             with self._driver.session(database=self.database, bookmarks=bookmarks.session_bookmarks(),
                                       default_access_mode=WRITE_ACCESS) as session:
                 # execute_write: on a cluster only the leader is sure to have the stored write.
                 session.execute_write(unit_of_work(timeout=self._tx_timeout())(
                     lambda tx: list(tx.run(cypher.load("ping")))))
                 bookmarks.record_write(session.last_bookmarks())
+
+        self._retrying(attempt)
 
     def apply_schema(self, name: str = "schema") -> None:
         """Create the constraints and indexes of `cypher/schema.cypher` if missing (and drop retired ones).

@@ -15,6 +15,7 @@ modules keep calling `graphsvc.surfaces.http.common.call` unchanged.
 from __future__ import annotations
 
 import functools
+import time
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any, Callable, Iterator, TypeVar
@@ -23,6 +24,7 @@ import anyio
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from graphsvc.errors import Unavailable
+from graphsvc.request_context import call_deadline
 from graphsvc.watch import Stopped, Watch
 
 T = TypeVar("T")
@@ -51,8 +53,14 @@ async def run_bounded(fn: Callable[..., T], *args: Any) -> T:
     work = functools.partial(fn, *args)
     if seconds is None:
         return await anyio.to_thread.run_sync(work)
-    with anyio.move_on_after(seconds):
-        return await anyio.to_thread.run_sync(work, abandon_on_cancel=True)
+    # The worker thread copies this context: the store sees the same deadline and stops retrying
+    # a transient failure when the caller would no longer be waiting for the answer.
+    reset = call_deadline.set(time.monotonic() + seconds)
+    try:
+        with anyio.move_on_after(seconds):
+            return await anyio.to_thread.run_sync(work, abandon_on_cancel=True)
+    finally:
+        call_deadline.reset(reset)
     raise exceeded(seconds)
 
 

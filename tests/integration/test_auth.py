@@ -101,7 +101,7 @@ def exercise_failing_service(database: Database) -> tuple[list[int], list[str]]:
     """Hit a service whose Neo4j fails with the right token, a wrong one, and over MCP."""
     statuses: list[int] = []
     bodies: list[str] = []
-    with LiveServer(create_app(GraphService(database), api_token=TOKEN)) as live:
+    with LiveServer(create_app(GraphService(database), api_token=TOKEN), wait_for_start_up=False) as live:
         with httpx.Client(base_url=live.url, timeout=30) as http:
             for response in (
                 http.get("/readyz", headers=bearer(TOKEN)),

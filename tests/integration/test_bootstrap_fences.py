@@ -7,7 +7,6 @@ an empty or "/"-terminated prefix is rejected with a teaching error rather than 
 from __future__ import annotations
 
 import pytest
-from starlette.testclient import TestClient
 
 from graphsvc.clock import fixed_clock
 from graphsvc.errors import BadRequest
@@ -15,6 +14,7 @@ from graphsvc.surfaces.http.app import create_app
 from graphsvc.service import GraphService
 
 from .bootstrap_support import NOW, Store, ids, ready_ids, surfaced
+from .live_server import started_client
 
 PROJECTS = ["nott", "nott/x", "nott/x/deep", "nottx", "other"]
 
@@ -111,7 +111,7 @@ def test_a_cycle_half_inside_the_fence_is_not_a_fenced_cycle(db):
 
 @pytest.fixture
 def client(db):
-    with TestClient(create_app(GraphService(db, clock=fixed_clock(NOW)))) as c:
+    with started_client(create_app(GraphService(db, clock=fixed_clock(NOW)))) as c:
         yield c
 
 

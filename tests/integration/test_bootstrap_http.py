@@ -11,7 +11,6 @@ import subprocess
 import sys
 
 import pytest
-from starlette.testclient import TestClient
 
 from graphsvc.clock import fixed_clock
 from graphsvc.core.canonical import canonical_json
@@ -19,6 +18,7 @@ from graphsvc.surfaces.http.app import create_app
 from graphsvc.service import GraphService
 
 from .bootstrap_support import NOW, CountingDatabase, Store
+from .live_server import started_client
 
 
 def populate(s: Store) -> None:
@@ -34,7 +34,7 @@ def populate(s: Store) -> None:
 @pytest.fixture
 def client(db):
     populate(Store(db))
-    with TestClient(create_app(GraphService(db, clock=fixed_clock(NOW)))) as c:
+    with started_client(create_app(GraphService(db, clock=fixed_clock(NOW)))) as c:
         yield c
 
 

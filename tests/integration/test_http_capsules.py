@@ -15,13 +15,14 @@ from graphsvc.store.db import Database
 from graphsvc.surfaces.http.app import create_app
 from graphsvc.service import GraphService
 from tests.conftest import wipe
+from tests.integration.live_server import started_client
 
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=timezone.utc)
 
 
 @pytest.fixture
 def client(db):
-    with TestClient(create_app(GraphService(db, clock=fixed_clock(NOW)))) as http:
+    with started_client(create_app(GraphService(db, clock=fixed_clock(NOW)))) as http:
         yield http
 
 

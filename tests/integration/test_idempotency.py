@@ -28,7 +28,7 @@ from graphsvc.service import GraphService
 from graphsvc.store.idempotency import PURGE_BATCH, purge_expired
 from graphsvc.surfaces.http.app import create_app
 
-from .live_server import LiveServer
+from .live_server import LiveServer, started_client
 
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=timezone.utc)
 FACT = {"project_id": "p", "kind": "fact", "content": "the fact"}
@@ -68,7 +68,7 @@ def clock() -> Clock:
 
 @pytest.fixture
 def client(db, clock):
-    with TestClient(create_app(GraphService(db, clock=clock))) as http:
+    with started_client(create_app(GraphService(db, clock=clock))) as http:
         yield http
 
 

@@ -30,7 +30,7 @@ from graphsvc.service import GraphService
 from graphsvc.store.db import Database
 from graphsvc.surfaces.http.app import create_app
 
-from .live_server import LiveServer, free_port
+from .live_server import LiveServer, free_port, started_client
 
 GRAPHSVC = Path(sys.executable).with_name("graphsvc")
 HEX32 = re.compile(r"^[0-9a-f]{32}$")
@@ -52,7 +52,7 @@ def client(db) -> Iterator[TestClient]:
         raise RuntimeError("a bug")
 
     app = create_app(GraphService(db), extra_routes=[Route("/boom", boom)])
-    with TestClient(app, raise_server_exceptions=False) as http:
+    with started_client(app, raise_server_exceptions=False) as http:
         yield http
 
 
@@ -87,7 +87,7 @@ def test_every_error_body_carries_the_request_id_of_its_header(client, method, p
 
 
 def test_401_and_503_carry_the_request_id_too(db):
-    with TestClient(create_app(GraphService(db), api_token="tok")) as http:
+    with started_client(create_app(GraphService(db), api_token="tok")) as http:
         response = http.get("/readyz", headers={"X-Request-ID": "r-401"})
         assert response.status_code == 401 and response.json()["error"]["request_id"] == "r-401"
         assert response.headers["x-request-id"] == "r-401"
@@ -210,15 +210,15 @@ def test_metrics_count_neo4j_errors_and_503s(client):
 
 
 def test_metrics_are_behind_the_api_token_or_the_metrics_token(db):
-    with TestClient(create_app(GraphService(db), api_token="api")) as http:
+    with started_client(create_app(GraphService(db), api_token="api")) as http:
         assert http.get("/metrics").status_code == 401
         assert http.get("/metrics", headers={"Authorization": "Bearer api"}).status_code == 200
-    with TestClient(create_app(GraphService(db), api_token="api", metrics_token="scrape")) as http:
+    with started_client(create_app(GraphService(db), api_token="api", metrics_token="scrape")) as http:
         assert http.get("/metrics", headers={"Authorization": "Bearer scrape"}).status_code == 200
         refused = http.get("/metrics", headers={"Authorization": "Bearer api"})
         assert refused.status_code == 401 and refused.json()["error"]["code"] == "unauthorized"
         assert http.get("/readyz", headers={"Authorization": "Bearer scrape"}).status_code == 401
-    with TestClient(create_app(GraphService(db), metrics_token="scrape")) as http:
+    with started_client(create_app(GraphService(db), metrics_token="scrape")) as http:
         assert http.get("/metrics").status_code == 401
         assert http.get("/metrics", headers={"Authorization": "Bearer scrape"}).status_code == 200
 
@@ -276,7 +276,8 @@ def served(neo4j_target, tmp_path) -> Iterator[tuple[str, Path, subprocess.Popen
             deadline = time.monotonic() + 60
             while True:
                 try:
-                    if httpx.get(url + "/healthz").status_code == 200:
+                    # Ready, not only up: the schema and warm-up run in the background after start.
+                    if httpx.get(url + "/readyz", headers={"Authorization": "Bearer tok-serve"}).status_code == 200:
                         break
                 except httpx.HTTPError:
                     pass

@@ -32,3 +32,12 @@ def test_a_cgroup_cpu_quota_counts_whole_cpus(tmp_path, text, cpus):
 def test_no_cgroup_file_means_no_quota(tmp_path):
     assert cpu_quota(str(tmp_path / "absent")) is None
     assert usable_cpus() >= 1
+
+
+def test_the_shutdown_grace_has_a_default_and_refuses_a_negative_wait(monkeypatch):
+    monkeypatch.delenv("GRAPHSVC_SHUTDOWN_GRACE_S", raising=False)
+    assert Settings().graphsvc_shutdown_grace_s == 10.0
+    monkeypatch.setenv("GRAPHSVC_SHUTDOWN_GRACE_S", "2.5")
+    assert Settings().graphsvc_shutdown_grace_s == 2.5
+    with pytest.raises(ValueError, match="greater than or equal to 0"):
+        Settings(graphsvc_shutdown_grace_s=-1)

@@ -15,9 +15,11 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
+import uuid
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
@@ -37,26 +39,46 @@ class DemoTarget(Protocol):
 class ServiceAnswered(ServiceError):
     """A non-2xx answer from the HTTP service, carrying its status and error body."""
 
-    def __init__(self, status: int, body: dict[str, Any], where: str):
+    def __init__(self, status: int, body: dict[str, Any], where: str, retry_after: float = 1.0):
         error = body.get("error", {}) if isinstance(body, dict) else {}
         super().__init__(f"{where} answered {status}: {error.get('message', body)}", field=error.get("field"))
         self.status = status
+        self.retry_after = retry_after
 
 
 class HttpTarget:
     """The demo's three calls over the service's JSON API (stdlib only; bearer token from the env)."""
 
-    def __init__(self, base_url: str, token: str | None = None, timeout: float = 30.0):
+    def __init__(self, base_url: str, token: str | None = None, timeout: float = 30.0, patience: float = 60.0):
         self.base_url = base_url.rstrip("/")
         self.token = token
         self.timeout = timeout
+        #: Seconds a call keeps retrying 503s: with several workers, `/readyz` 200 from one of them does
+        #: not mean the one answering the next call has finished its start-up.
+        self.patience = patience
 
     def _call(self, method: str, path: str, body: Any = None) -> dict[str, Any]:
+        """One call, repeated after a 503 as its Retry-After asks (writes under one Idempotency-Key,
+        so a repeat never writes twice) for at most `patience` seconds."""
         data = None if body is None else json.dumps(body).encode("utf-8")
+        key = uuid.uuid4().hex if method == "POST" else None
+        give_up = time.monotonic() + self.patience
+        while True:
+            try:
+                return self._once(method, path, data, key)
+            except ServiceAnswered as answered:
+                pause = min(answered.retry_after, 5.0)
+                if answered.status != 503 or time.monotonic() + pause > give_up:
+                    raise
+                time.sleep(pause)
+
+    def _once(self, method: str, path: str, data: bytes | None, key: str | None) -> dict[str, Any]:
         request = urllib.request.Request(self.base_url + path, data=data, method=method)
         request.add_header("Accept", "application/json")
         if data is not None:
             request.add_header("Content-Type", "application/json")
+        if key is not None:
+            request.add_header("Idempotency-Key", key)
         if self.token:
             request.add_header("Authorization", f"Bearer {self.token}")
         try:
@@ -67,7 +89,9 @@ class HttpTarget:
                 answer = json.loads(exc.read() or b"{}")
             except ValueError:
                 answer = {}
-            raise ServiceAnswered(exc.code, answer, f"{method} {path}") from None
+            retry_after = exc.headers.get("Retry-After", "")
+            raise ServiceAnswered(exc.code, answer, f"{method} {path}",
+                                  retry_after=float(retry_after) if retry_after.isdigit() else 1.0) from None
         except (urllib.error.URLError, OSError) as exc:
             raise ServiceError(f"cannot reach graphsvc at {self.base_url} ({exc}); start it with `make up`") from None
 

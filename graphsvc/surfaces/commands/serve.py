@@ -116,6 +116,9 @@ def run(args: argparse.Namespace) -> int:
         # graphsvc.surfaces.http.access_log writes a redacted line instead.
         log_config=None,
         access_log=False,
+        # SIGTERM: stop accepting, let in-flight requests finish for at most this long, then run
+        # the app's shutdown (which closes the driver). Each worker applies it to its own requests.
+        timeout_graceful_shutdown=settings.graphsvc_shutdown_grace_s,
     )
     with shared_metrics_dir(workers):
         if workers > 1 and reuse_port_available():

@@ -37,9 +37,19 @@ DEFAULT_MAX_INFLIGHT = Settings.model_fields["graphsvc_max_inflight"].default
 
 ROUTE_MODULES = [capsule_routes, bootstrap_routes]
 
+#: What each step /readyz may wait for means (GraphService.waiting_for).
+NOT_READY = {
+    "neo4j": "Neo4j does not answer",
+    "schema": "the schema and the write plans are being applied",
+    "warm-up": "the pack's query plans are being compiled",
+}
+#: Seconds a shutdown waits for a background start-up step to give up before closing the driver.
+START_UP_STOP_WAIT = 2.0
+
 BASE_OPERATIONS = [
     Operation("GET", "/healthz", "The process is up", public=True, error_statuses=()),
     Operation("GET", "/readyz", "Ready to serve: Neo4j is reachable, the schema is applied and the query plans are warm",
+              description="503 + Retry-After until then, with `waiting_for`: neo4j, schema or warm-up.",
               error_statuses=(401, 503)),
     Operation("GET", "/openapi.json", "This document", error_statuses=(401,)),
     Operation("GET", "/metrics", "Prometheus metrics (text exposition format)",
@@ -120,29 +130,30 @@ def create_app(
         return JSONResponse({"status": "ok"})
 
     async def readyz(request: Request) -> JSONResponse:
-        if await call(service.ready):
-            return JSONResponse({"status": "ready", "neo4j": "reachable", "plans": "warm"})
-        return _error_response(Unavailable("not ready: Neo4j is not reachable or the query plans are still being "
-                                           "compiled; retry shortly."))
+        try:
+            waiting_for = await call(service.waiting_for)
+        except Unavailable:  # Neo4j did not answer the probe within the request's bound
+            waiting_for = "neo4j"
+        if waiting_for is None:
+            return JSONResponse({"status": "ready", "ready": True, "neo4j": "reachable", "plans": "warm"})
+        unavailable = Unavailable(f"not ready: waiting for {waiting_for} ({NOT_READY[waiting_for]}); retry shortly.")
+        return JSONResponse({"ready": False, "waiting_for": waiting_for, **unavailable.to_body()},
+                            status_code=unavailable.status, headers={"Retry-After": str(unavailable.retry_after)})
 
     async def openapi(request: Request) -> JSONResponse:
         return JSONResponse(document)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        try:
-            await run_in_threadpool(service.ensure_schema)
-            # Planning the pack statement takes seconds per shape on a fresh Neo4j; pay it here, not
-            # on the first agent's call (and again, in the background, after a reconnect:
-            # Database.on_reconnect).
-            await run_in_threadpool(service.warm)
-        except Unavailable:
-            log.warning("Neo4j unreachable at start-up; the schema will be applied when it answers")
+        # In the background: uvicorn serves nothing (not even /healthz) until this start-up returns,
+        # and the schema and plan work waits on Neo4j, which may hang. /readyz says what it waits for.
+        service.start_in_background()
         try:
             async with mcp.run():  # the MCP session manager lives as long as the app
                 yield
         finally:
             telemetry.forget_this_process()  # multiprocess metrics: this worker's live gauges go
+            await run_in_threadpool(service.stop_start_up, START_UP_STOP_WAIT)
             if owns_service:
                 await run_in_threadpool(service.close)
 
@@ -176,5 +187,6 @@ def create_app(
         lifespan=lifespan,
         exception_handlers={ServiceError: _service_error, HTTPException: _http_error, Exception: _unexpected},
     )
+    app.state.service = service  # in-process callers (tests) can wait for its start-up
     app.router.redirect_slashes = False  # an unknown path is a JSON 404, never a 307 to some other path
     return app
