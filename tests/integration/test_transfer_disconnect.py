@@ -22,6 +22,7 @@ from graphsvc.service import GraphService
 from graphsvc.store import transfer
 from graphsvc.store.migrate import verify
 from graphsvc.surfaces.http.app import create_app
+from tests.integration.live_server import started_client
 from tests.integration.test_import_resume import source_text
 
 NOW = datetime(2026, 12, 6, 12, 0, tzinfo=timezone.utc)
@@ -55,10 +56,15 @@ def server(db) -> Iterator[tuple[str, int]]:
     running = uvicorn.Server(config)
     thread = threading.Thread(target=running.run, daemon=True)
     thread.start()
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 90
     while not running.started:
         assert time.monotonic() < deadline and thread.is_alive()
         time.sleep(0.05)
+    # The app starts up in the background (Neo4j, schema, warm-up): serving is not yet ready.
+    with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=5) as client:
+        while client.get("/readyz").status_code != 200:
+            assert time.monotonic() < deadline
+            time.sleep(0.1)
     try:
         yield "127.0.0.1", port
     finally:
@@ -144,8 +150,6 @@ def test_an_export_whose_client_disconnects_starts_no_further_page(db, server, m
 def test_an_import_transaction_that_outlives_the_bound_is_a_503_and_the_import_starts_no_more(db, monkeypatch):
     """A hung transaction (a frozen Neo4j) is a 503 after the request's bound, per transaction; the
     import's thread then stops before its next transaction, and a re-run completes the import."""
-    from starlette.testclient import TestClient
-
     monkeypatch.setattr(transfer, "IMPORT_CHUNK", 50)
     text = source_text(300, 9).encode("utf-8")
     service = GraphService(db, clock=fixed_clock(NOW))
@@ -160,7 +164,7 @@ def test_an_import_transaction_that_outlives_the_bound_is_a_503_and_the_import_s
         return original(work)
 
     monkeypatch.setattr(db, "write", hangs_once)
-    with TestClient(create_app(service)) as client:
+    with started_client(create_app(service)) as client:
         writes["count"] = 0  # the app's start-up warms the write plans with writes of its own
         began = time.monotonic()
         answer = client.post("/v1/capsules/import", content=text, headers={"content-type": "application/x-ndjson"})
