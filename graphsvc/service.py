@@ -20,7 +20,10 @@ from graphsvc.clock import Clock, system_clock
 from graphsvc.store.db import Database
 from graphsvc.store.idempotency import DEFAULT_TTL, IdempotencyKey, Replayed, Wrap, check, guard, purge_expired
 from graphsvc.errors import BadRequest, Conflict, InvalidInput, Unavailable
-from graphsvc.models import BootstrapRequest, CapsuleIn, CapsuleUpdate, IngestBatch, RelateRequest
+from graphsvc.models import (
+    AliasListRequest, AliasRequest, BootstrapRequest, CapsuleIn, CapsuleUpdate, IngestBatch, RelateRequest,
+    RetrieveRequest,
+)
 from graphsvc.validation import parse
 
 
@@ -147,6 +150,24 @@ class GraphService:
         telemetry.observe_pack(pack)
         return pack
 
+    def retrieve(self, data: Any) -> dict[str, Any]:
+        """SPEC §8: per-task recall over the caller's terms plus taught aliases. Bad input → 400 naming the field."""
+        from graphsvc.store.retrieve import retrieve
+
+        request = parse(RetrieveRequest, data if data is not None else {}, BadRequest)
+        self.ensure_schema()
+        self._refuse_while_warming()
+        return retrieve(self.db, request, self.clock())
+
+    def aliases(self, data: Any) -> dict[str, Any]:
+        """SPEC §10: the alias sets a retrieve with this fence would use (a read)."""
+        from graphsvc.store.aliases import list_aliases
+
+        request = parse(AliasListRequest, data if data is not None else {}, BadRequest)
+        self.ensure_schema()
+        self._refuse_while_warming()
+        return list_aliases(self.db, request)
+
     # -- writes (SPEC §5) -------------------------------------------------
     # Each takes an optional idempotency key (SPEC §5): see graphsvc.store.idempotency.
 
@@ -202,6 +223,13 @@ class GraphService:
         now = self.clock()
         return self._once(idempotency, "tombstone", {"ids": capsule_ids}, now,
                           lambda wrap: tombstone(self.db, capsule_ids, now, wrap=wrap))
+
+    def alias(self, data: Any, idempotency: IdempotencyKey | None = None) -> dict[str, Any]:
+        """SPEC §10: teach (or forget) a term's aliases in one scope; the term's set as it now stands."""
+        from graphsvc.store.aliases import teach
+
+        req, now = parse(AliasRequest, data, InvalidInput), self.clock()
+        return self._once(idempotency, "alias", data, now, lambda wrap: teach(self.db, req, wrap=wrap))
 
     # -- reads (SPEC §5) --------------------------------------------------
 

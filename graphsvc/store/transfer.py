@@ -3,6 +3,8 @@
 Format (one JSON object per line, keys sorted, compact, UTF-8):
   {"capsule": {<every stored property, incl. id and seq>}}   one per capsule, by seq
   {"edge": {"from": "cap-1", "to": "cap-2", "type": "BLOCKS"}} one per edge, by type, from seq, to seq
+  {"alias": {"term": "postgres", "aliases": ["pg"], "project_prefix"?: "p"}}
+                                                             one per taught alias set (SPEC §10), by scope, term
 Instants are UTC with nanoseconds ("2026-12-01T12:00:00.000000000Z") so nothing is
 rounded: export → import into an empty database → export is byte-identical.
 
@@ -15,7 +17,8 @@ transaction per chunk: a single transaction for a large file exceeds Neo4j's
 transaction memory (db.memory.transaction.total.max). If a chunk fails, the
 chunks already written are removed again, so a failed import leaves no capsule
 behind (the raised counter stays: ids are never reused). Capsule lines must
-come before edge lines, and edges join capsules of the same file.
+come before edge lines, and edges join capsules of the same file. Alias lines come last; they are
+merged into the aliases already stored (graphsvc.store.aliases), in the import's last transaction.
 """
 
 from __future__ import annotations
@@ -31,11 +34,11 @@ from pydantic import AfterValidator, Field, StrictInt, model_validator
 from typing_extensions import Annotated
 
 from graphsvc.core.order import from_scratch
-from graphsvc.store import blocks_order, maintain
+from graphsvc.store import aliases, blocks_order, maintain
 from graphsvc.store.db import Database, run
 from graphsvc.store.idempotency import Wrap, within
 from graphsvc.errors import Conflict, InvalidInput, Unavailable
-from graphsvc.models import DAG_KINDS, CapsuleId, Content, Headline, Kind, ProjectId, Status, StrictModel, Tier
+from graphsvc.models import DAG_KINDS, AliasRequest, AliasSet, CapsuleId, Content, Headline, Kind, ProjectId, Status, StrictModel, Tier
 from graphsvc.validation import parse
 
 EXPORT_PAGE = 5000
@@ -181,6 +184,8 @@ def export_lines(db: Database) -> Iterator[str]:
             after = page[-1]["props"]["seq"]
         spool.seek(0)
         yield from spool
+    for alias_set in aliases.export_rows(db):
+        yield _line({"alias": alias_set}) + "\n"
 
 
 # ---------------------------------------------------------------- import
@@ -193,6 +198,7 @@ class _Parsed:
         self.line_of: dict[str, int] = {}
         self.edges: dict[str, list[dict[str, str]]] = {edge_type: [] for edge_type in EDGE_TYPES}
         self.seen_edges: set[tuple[str, str, str]] = set()
+        self.aliases: list[AliasRequest] = []
 
 
 def _invalid(number: int, path: str, rule: str) -> InvalidInput:
@@ -227,8 +233,14 @@ def _take(parsed: _Parsed, number: int, text: str) -> None:
         raise _invalid(number, "", f"is not valid JSON ({exc.msg} at column {exc.colno})") from None
     except (ValueError, RecursionError):  # over-long integers, absurd nesting
         raise _invalid(number, "", "is not JSON this service can read (number too long or nesting too deep)") from None
-    if not isinstance(data, dict) or len(data) != 1 or next(iter(data)) not in ("capsule", "edge"):
-        raise _invalid(number, "", 'must be {"capsule": {...}} or {"edge": {...}}')
+    if not isinstance(data, dict) or len(data) != 1 or next(iter(data)) not in ("capsule", "edge", "alias"):
+        raise _invalid(number, "", 'must be {"capsule": {...}}, {"edge": {...}} or {"alias": {...}}')
+    if "alias" in data:
+        alias_set = _reparse(AliasSet, data["alias"], number, "alias")
+        parsed.aliases.append(AliasRequest(**alias_set.model_dump(exclude_none=True)))
+        return
+    if parsed.aliases:
+        raise _invalid(number, next(iter(data)), "alias lines must all come after the capsule and edge lines")
     if "capsule" in data:
         if any(parsed.edges.values()):
             raise _invalid(number, "capsule", "capsule lines must all come before the first edge line")
@@ -321,6 +333,8 @@ def _steps(parsed: _Parsed) -> list[tuple[Callable[[ManagedTransaction], Any], l
     dag = {capsule_id for capsule_id, kind in parsed.kinds.items() if kind in DAG_KINDS}
     for chunk in _chunks(list(parsed.kinds), IMPORT_CHUNK):
         steps.append((lambda tx, ids=chunk: _refresh(tx, ids, dag), [], 0))
+    if parsed.aliases:
+        steps.append((lambda tx: aliases.import_sets(tx, parsed.aliases), [], len(parsed.aliases)))
     return steps
 
 
@@ -370,8 +384,10 @@ def import_lines(db: Database, lines: Iterable[str | bytes], progress: Any = Non
         if text.strip():
             _take(parsed, number, text)
     summary = {"capsules": len(parsed.capsules), "edges": sum(len(rows) for rows in parsed.edges.values())}
+    if parsed.aliases:
+        summary["aliases"] = len(parsed.aliases)
     last = seal(summary) if seal is not None else None
-    db.write(within(last if not parsed.capsules else None, lambda tx: _claim_ids(tx, parsed)))
+    db.write(within(last if not parsed.capsules and not parsed.aliases else None, lambda tx: _claim_ids(tx, parsed)))
     written: list[str] = []
     try:
         _write_chunks(db, parsed, progress, written, last)
