@@ -42,6 +42,10 @@ WARM_REQUESTS: tuple[dict[str, Any], ...] = (
 )
 
 
+#: memory_retrieve's one statement (one plan whatever the request), planned beside the packs'.
+WARM_RETRIEVE: dict[str, Any] = {"terms": ["graphsvc-warm"], "token_budget": 0}
+
+
 #: Set in the warm-up's own calls, which must pass the warming gate in `bootstrap`.
 _warming_call: ContextVar[bool] = ContextVar("graphsvc_warming_call", default=False)
 
@@ -74,16 +78,17 @@ class GraphService:
         a reconnect pays about the slowest plan rather than their sum."""
         from graphsvc.store.warmup import warm_write_plans
 
-        def plan(request: dict[str, Any]) -> None:
+        def plan(read: Callable[[dict[str, Any]], Any], request: dict[str, Any]) -> None:
             token = _warming_call.set(True)
             try:
                 with self.db.longer_timeout():
-                    self.bootstrap(request)
+                    read(request)
             finally:
                 _warming_call.reset(token)
 
-        with ThreadPoolExecutor(max_workers=len(WARM_REQUESTS) + 1, thread_name_prefix="graphsvc-warm") as pool:
-            work = [pool.submit(plan, request) for request in WARM_REQUESTS]
+        reads = [(self.bootstrap, request) for request in WARM_REQUESTS] + [(self.retrieve, WARM_RETRIEVE)]
+        with ThreadPoolExecutor(max_workers=len(reads) + 1, thread_name_prefix="graphsvc-warm") as pool:
+            work = [pool.submit(plan, read, request) for read, request in reads]
             if writes:
                 work.append(pool.submit(warm_write_plans, self.db))
             for done in work:

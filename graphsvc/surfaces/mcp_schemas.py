@@ -212,6 +212,38 @@ class TombstoneResult(_Out):
     already_tombstoned: list[str]
 
 
+class RetrieveRow(PackRow):
+    kind: Kind
+    matched_terms: list[str] = Field(description="your terms this row covers, in request order; 'alias:<term>' "
+                                     "when only a taught alias of the term matched")
+    tier: Tier
+    updated_at: str
+
+
+class RetrieveResult(_Out):
+    advisory: Literal["ADVISORY_NOT_AUTHORITY"]
+    notice: str
+    as_of: str
+    scope: Scope | None = Field(default=None, description="the fences of the request, when any")
+    outcome: Literal["grounded", "missing_evidence", "abstain"]
+    results: list[RetrieveRow] | None = Field(default=None, description="eligible matches, best first")
+    results_total: int
+    excluded: dict[str, int] | None = Field(default=None, description="excluded matches per reason: superseded, "
+                                            "expired, archived, tombstoned")
+    handles: list[str] | None = None
+    budget: Budget
+
+
+class AliasSetOut(_Out):
+    term: str
+    aliases: list[str]
+    project_prefix: str | None = Field(default=None, description="absent: the aliases hold store-wide")
+
+
+class AliasList(_Out):
+    aliases: list[AliasSetOut]
+
+
 def output_schema(model: type[BaseModel], *, bookmark: bool) -> dict[str, Any]:
     """A tool's outputSchema: the result's fields and the error body's, none required at the root."""
     schema = plain_schema(model.model_json_schema(by_alias=True), nullable=True)

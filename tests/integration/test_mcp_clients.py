@@ -32,7 +32,7 @@ CLIENTS = Path(__file__).resolve().parents[1] / "clients"
 INSPECTOR = CLIENTS / "node_modules" / "@modelcontextprotocol" / "inspector-cli" / "build" / "index.js"
 GRAPHSVC = str(Path(sys.executable).with_name("graphsvc"))
 TOOL_NAMES = {"memory_bootstrap", "memory_get", "memory_ingest", "memory_relate", "memory_update",
-              "memory_tombstone", "memory_list"}
+              "memory_tombstone", "memory_list", "memory_retrieve", "memory_alias", "memory_aliases"}
 
 
 @pytest.fixture(scope="module")
@@ -80,6 +80,12 @@ def test_typescript_sdk_client_lists_calls_and_validates_every_tool(node, db, ne
     assert pack["budget"]["token_budget"] == 2000
     assert [capsule["id"] for capsule in results["get"]["structuredContent"]["capsules"]] == ["cap-1", "cap-2", "cap-3"]
     assert len(results["list"]["structuredContent"]["capsules"]) == 2
+    assert results["alias"]["structuredContent"] == {"term": "refund", "aliases": ["chargeback"], "project_prefix": "ts"}
+    assert results["aliases"]["structuredContent"]["aliases"] == [results["alias"]["structuredContent"]]
+    recall = results["retrieve"]["structuredContent"]
+    assert json.loads(results["retrieve"]["text"]) == recall and recall["outcome"] == "grounded"
+    assert [(row["id"], row["matched_terms"]) for row in recall["results"]] == [
+        ("cap-2", ["alias:chargeback"]), ("cap-3", ["alias:chargeback"]), ("cap-4", ["alias:chargeback"])]
     error = results["error"]["structuredContent"]["error"]
     assert error["field"] == "project_prefix" and error["code"] == "bad_request"
 

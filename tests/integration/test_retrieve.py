@@ -377,3 +377,36 @@ def test_retrieve_equals_the_oracle_on_random_stores(svc, clock, spec, asked):
     for request in asked:
         request = {**request, "token_budget": 100_000}
         assert observed(retrieve(svc, clock, request)) == expected(store, request), request
+
+
+# ---------------------------------------------------------------- HTTP
+
+
+def test_http_routes_retrieve_teach_and_list(db):
+    from starlette.testclient import TestClient
+
+    from graphsvc.clock import fixed_clock
+    from graphsvc.surfaces.http.app import create_app
+
+    with TestClient(create_app(GraphService(db, clock=fixed_clock(NOW)))) as http:
+        assert http.post("/v1/capsules", json={"project_id": "p", "kind": "fact", "content": "pg tuning"}).status_code == 201
+        taught = http.post("/v1/aliases", json={"term": "postgres", "aliases": ["pg"]},
+                           headers={"Idempotency-Key": "teach-1"})
+        assert taught.status_code == 200 and taught.json() == {"term": "postgres", "aliases": ["pg"]}
+        replay = http.post("/v1/aliases", json={"term": "postgres", "aliases": ["pg"]},
+                           headers={"Idempotency-Key": "teach-1"})
+        assert replay.json() == taught.json() and replay.headers["Idempotent-Replayed"] == "true"
+        assert http.get("/v1/aliases", params={"project_id": "p"}).json() == {"aliases": [taught.json()]}
+        answer = http.post("/v1/memory_retrieve", json={"terms": ["postgres"], "project_prefix": "p"})
+        assert answer.status_code == 200
+        body = answer.content.decode("utf-8")
+        parsed = json.loads(body)
+        assert parsed["outcome"] == "grounded" and parsed["results"][0]["matched_terms"] == ["alias:postgres"]
+        assert parsed["budget"]["used_tokens"] == math.ceil(len(body) / 4) and body == canonical_json(parsed)
+        bad = http.post("/v1/memory_retrieve", json={"terms": ["x"], "limit": 99})
+        assert bad.status_code == 400 and bad.json()["error"]["field"] == "limit"
+        refused = http.post("/v1/aliases", json={"term": "postgres", "aliases": ["Postgres"]})
+        assert refused.status_code == 422 and refused.json()["error"]["field"] == "aliases[0]"
+        assert http.get("/v1/aliases", params={"project_prefix": "p/"}).status_code == 400
+        paths = http.get("/openapi.json").json()["paths"]
+        assert {"/v1/memory_retrieve", "/v1/aliases"} <= set(paths) and set(paths["/v1/aliases"]) == {"get", "post"}
