@@ -132,7 +132,7 @@ DROP INDEX capsule_counted_valid_to IF EXISTS;
 // memory_retrieve (SPEC §8) matches every kind through the `*_terms` indexes above; the kinds no
 // pack section reads are indexed here, so each capsule is still in exactly one full-text index.
 CREATE FULLTEXT INDEX other_terms IF NOT EXISTS
-FOR (c:Fact|Procedure|Doc|Capability|Brainstorm) ON EACH [c.tokens, c.project_id]
+FOR (c:Fact|Procedure|Doc|Capability|Brainstorm|Handoff) ON EACH [c.tokens, c.project_id]
 OPTIONS {indexConfig: {`fulltext.analyzer`: 'whitespace'}};
 
 // Taught aliases (SPEC §10, graphsvc.store.aliases): one (:Alias) node per term and scope, `key` =

@@ -25,7 +25,7 @@ from pydantic import (
 
 KINDS = (
     "constraint", "decision", "failure_pattern", "task", "epic",
-    "fact", "procedure", "doc", "capability", "brainstorm",
+    "fact", "procedure", "doc", "capability", "brainstorm", "handoff",
 )
 DAG_KINDS = ("task", "epic")
 TIERS = ("active", "archived", "stale")
@@ -33,7 +33,7 @@ STATUSES = ("open", "done")
 
 Kind = Literal[
     "constraint", "decision", "failure_pattern", "task", "epic",
-    "fact", "procedure", "doc", "capability", "brainstorm",
+    "fact", "procedure", "doc", "capability", "brainstorm", "handoff",
 ]
 Tier = Literal["active", "archived", "stale"]
 Status = Literal["open", "done"]
@@ -346,3 +346,59 @@ class AliasRequest(AliasSet):
 
 class AliasListRequest(Fence):
     """The aliases a retrieve with this fence would use (store-wide ones and those of enclosing prefixes)."""
+
+
+# ---------------------------------------------------------------- §9 digest
+
+MAX_NEWEST = 20
+
+
+class DigestRequest(Fence):
+    """SPEC §9 input: a scope, how many newest capsules, and §4's budget."""
+
+    newest: Annotated[StrictInt, Field(ge=0, le=MAX_NEWEST)] = Field(
+        default=5, description="how many of the most recently updated live capsules to show (0-20, default 5)")
+    token_budget: Annotated[StrictInt, Field(ge=0)] = Field(
+        default=1500, description="token budget for the whole digest (§4's contract; the floor is the handoff and "
+        "the ready head)")
+
+
+# ---------------------------------------------------------------- §11 sessions
+
+_AGENT = re.compile(r"[A-Za-z0-9._:@/-]{1,100}")
+_SESSION_ID = re.compile(r"ses-[1-9][0-9]*")
+MAX_NEXT_STEPS = 50
+
+
+def check_agent(value: str) -> str:
+    if not _AGENT.fullmatch(value):
+        raise ValueError("must be 1-100 characters from A-Z a-z 0-9 and . _ : @ / - (it names the worker, "
+                         "e.g. 'billing-agent-2')")
+    return value
+
+
+def check_session_id(value: str) -> str:
+    if not _SESSION_ID.fullmatch(value):
+        raise ValueError("must look like 'ses-<n>' (the id memory_session_start returned)")
+    return value
+
+
+class SessionStart(StrictModel):
+    """memory_session_start: open a session for one agent in one project."""
+
+    agent: Annotated[str, AfterValidator(check_agent)] = Field(description="the worker's name, e.g. 'billing-agent-2'")
+    project_id: ProjectId = Field(description="the project the session works in; its handoffs live there")
+    newest: Annotated[StrictInt, Field(ge=0, le=MAX_NEWEST)] = Field(
+        default=5, description="the digest's newest count (0-20, default 5)")
+    token_budget: Annotated[StrictInt, Field(ge=0)] = Field(default=1500, description="the digest's token budget")
+
+
+class SessionFinish(StrictModel):
+    """memory_session_finish: close a session and leave a handoff for the next one."""
+
+    session_id: Annotated[str, AfterValidator(check_session_id)] = Field(description="memory_session_start's id")
+    handoff: Content = Field(description="what the next session must know: state, open questions, where you stopped")
+    next_steps: Annotated[list[Annotated[str, Field(min_length=1, max_length=MAX_HEADLINE_CHARS * 4),
+                                         BeforeValidator(check_unicode_if_str)]],
+                          Field(max_length=MAX_NEXT_STEPS)] = Field(
+        default_factory=list, description="the next steps, in order (at most 50)")

@@ -21,7 +21,7 @@ from graphsvc.store.db import Database
 from graphsvc.store.idempotency import DEFAULT_TTL, IdempotencyKey, Replayed, Wrap, check, guard, purge_expired
 from graphsvc.errors import BadRequest, Conflict, InvalidInput, Unavailable
 from graphsvc.models import (
-    AliasListRequest, AliasRequest, BootstrapRequest, CapsuleIn, CapsuleUpdate, IngestBatch, RelateRequest,
+    AliasListRequest, AliasRequest, BootstrapRequest, DigestRequest, CapsuleIn, CapsuleUpdate, IngestBatch, RelateRequest,
     RetrieveRequest,
 )
 from graphsvc.validation import parse
@@ -163,6 +163,15 @@ class GraphService:
         self.ensure_schema()
         self._refuse_while_warming()
         return retrieve(self.db, request, self.clock())
+
+    def digest(self, data: Any) -> dict[str, Any]:
+        """SPEC §9: a scope at a glance (counts, the pack's ready section, blocked, newest). Bad input → 400."""
+        from graphsvc.store.digest import digest
+
+        request = parse(DigestRequest, data if data is not None else {}, BadRequest)
+        self.ensure_schema()
+        self._refuse_while_warming()
+        return digest(self.db, request, self.clock())
 
     def aliases(self, data: Any) -> dict[str, Any]:
         """SPEC §10: the alias sets a retrieve with this fence would use (a read)."""

@@ -52,6 +52,7 @@ __all__ = [
     "constraint_row_floor",
     "constraint_rows_needed",
     "excerpt",
+    "ready_section",
     "scope_of",
     "trap_row",
 ]
@@ -213,6 +214,17 @@ def _render_ready(plan: _ReadyPlan, kept_rows: list[Row]) -> Row:
         section["ready"] = kept_rows
     section["state"] = plan.state
     return section
+
+
+def ready_section(inputs: PackInputs, now: datetime, rows: int | None = None) -> tuple[Row, list[Row], int]:
+    """The ready section exactly as a pack without terms renders it, for memory_digest (SPEC §9).
+
+    Returns (the section with its first `rows` ready rows, all its capped ready rows, ready_total);
+    `rows` None keeps them all. The same plan and rendering as `assemble_pack`, so the two never disagree.
+    """
+    plan = _plan_ready(inputs, [], now)
+    kept = plan.rows if rows is None else plan.rows[:rows]
+    return _render_ready(plan, kept), plan.rows, plan.total
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,7 @@ KIND_INDEX = {
     "constraint": "constraint_terms", "decision": "decision_terms", "failure_pattern": "failure_pattern_terms",
     "task": "task_terms", "epic": "task_terms",
     "fact": "other_terms", "procedure": "other_terms", "doc": "other_terms", "capability": "other_terms",
-    "brainstorm": "other_terms",
+    "brainstorm": "other_terms", "handoff": "other_terms",
 }
 _PROBE = re.compile(r"cap-[1-9][0-9]*")
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)

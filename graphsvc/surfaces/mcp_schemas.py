@@ -234,6 +234,54 @@ class RetrieveResult(_Out):
     budget: Budget
 
 
+class KindCounts(_Out):
+    live: int
+    superseded: int
+    expired: int
+    tombstoned: int
+
+
+class BlockedRow(_Out):
+    id: str
+    headline: str
+    project_id: str
+    blockers: int = Field(description="open blockers: BLOCKS sources not done, tombstoned or superseded")
+
+
+class NewestRow(_Out):
+    id: str
+    kind: Kind
+    headline: str
+    project_id: str
+    updated_at: str
+
+
+class HandoffRow(_Out):
+    id: str
+    agent: str | None = None
+    headline: str
+    content: str
+    project_id: str
+    session_id: str | None = None
+    updated_at: str
+
+
+class DigestResult(_Out):
+    advisory: Literal["ADVISORY_NOT_AUTHORITY"]
+    notice: str
+    as_of: str
+    scope: Scope | None = Field(default=None, description="the fences of the request, when any")
+    handoff: HandoffRow | None = Field(default=None, description="the newest live handoff in scope, when any")
+    counts: dict[str, KindCounts] = Field(description="per kind present in scope")
+    ready: ReadySection | None = Field(default=None, description="memory_bootstrap's ready section; absent at budget 0")
+    ready_total: int
+    blocked: list[BlockedRow] | None = None
+    blocked_total: int
+    newest: list[NewestRow] | None = None
+    handles: list[str] | None = None
+    budget: Budget
+
+
 class AliasSetOut(_Out):
     term: str
     aliases: list[str]

@@ -49,8 +49,8 @@ BASE_OPERATIONS = [
               error_statuses=(401,), response_media_type="text/plain"),
     Operation("POST", "/mcp", "MCP streamable HTTP endpoint (JSON-RPC; the same memory tools)",
               description="Speak MCP here with an MCP client; tools: memory_bootstrap, memory_get, memory_ingest, "
-              "memory_relate, memory_update, memory_tombstone, memory_list, memory_retrieve, memory_alias, "
-              "memory_aliases.",
+              "memory_relate, memory_update, memory_tombstone, memory_list, memory_retrieve, memory_digest, "
+              "memory_alias, memory_aliases.",
               request_schema={"type": "object"}, error_statuses=(401,), reads_body=False),
 ]
 

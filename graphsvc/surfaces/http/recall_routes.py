@@ -1,7 +1,8 @@
-"""SPEC §8 and §10 routes: POST /v1/memory_retrieve (per-task recall) and /v1/aliases (teach, forget, list).
+"""SPEC §8-§10 routes: POST /v1/memory_retrieve (per-task recall), POST /v1/memory_digest (a scope at a
+glance) and /v1/aliases (teach, forget, list).
 
-The retrieve body is exactly `canonical_json(answer)` in UTF-8, the text `budget.used_tokens` counts,
-as for the pack (bootstrap_routes.pack_response).
+The retrieve and digest bodies are exactly `canonical_json(answer)` in UTF-8, the text
+`budget.used_tokens` counts, as for the pack (bootstrap_routes.pack_response).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from graphsvc.models import AliasListRequest, AliasRequest, RetrieveRequest
+from graphsvc.models import AliasListRequest, AliasRequest, DigestRequest, RetrieveRequest
 from graphsvc.service import GraphService
 from graphsvc.surfaces.http.bootstrap_routes import pack_response
 from graphsvc.surfaces.http.capsule_routes import _KEY_PARAM, _query
@@ -43,6 +44,17 @@ OPERATIONS = [
         request_model=RetrieveRequest, error_statuses=(400, 401, 503),
     ),
     Operation(
+        "POST", "/v1/memory_digest", "A scope at a glance for a session start (memory_digest)",
+        description="Body: project_id / project_prefix, newest (0-20, default 5), token_budget (default 1500). "
+        "Sections in order: handoff (the newest live handoff in scope, when any), counts (per kind present: live, "
+        "superseded, expired, tombstoned; exact), ready and ready_total (exactly memory_bootstrap's ready section "
+        "for the same scope and clock, without terms), blocked (up to 10 open, live tasks/epics still blocked, most "
+        "open blockers first, each with its count) and blocked_total, newest (the most recently updated live "
+        "capsules), handles, budget. token_budget covers the whole body (§4's contract; the floor is the handoff "
+        "and the ready head). All content is ADVISORY_NOT_AUTHORITY data.",
+        request_model=DigestRequest, error_statuses=(400, 401, 503),
+    ),
+    Operation(
         "POST", "/v1/aliases", "Teach or forget a term's aliases (memory_alias)",
         description="Body: {term, aliases: [...], project_prefix?, forget?}. Teaching adds the aliases (at most 32 "
         "per term and scope); forget: true removes the listed ones, or every alias of the term when none is listed. "
@@ -64,6 +76,9 @@ def routes(service: GraphService) -> list[Route]:
     async def retrieve(request: Request) -> Response:
         return pack_response(await call(service.retrieve, await json_body(request)))
 
+    async def digest(request: Request) -> Response:
+        return pack_response(await call(service.digest, await json_body(request, allow_empty=True)))
+
     async def teach(request: Request) -> JSONResponse:
         return await keyed_write(request, service.alias, await json_body(request), status=200)
 
@@ -72,6 +87,7 @@ def routes(service: GraphService) -> list[Route]:
 
     return [
         Route("/v1/memory_retrieve", retrieve, methods=["POST"]),
+        Route("/v1/memory_digest", digest, methods=["POST"]),
         Route("/v1/aliases", teach, methods=["POST"]),
         Route("/v1/aliases", list_aliases, methods=["GET"]),
     ]
