@@ -143,3 +143,12 @@ FOR (a:Alias) REQUIRE a.key IS UNIQUE;
 
 CREATE INDEX alias_scope IF NOT EXISTS
 FOR (a:Alias) ON (a.scope);
+
+// Sessions (SPEC §11, graphsvc.store.sessions): `(:Session {id, agent, project_id, started_at,
+// finished_at?, finish_hash?})-[:HANDED_OFF]->(:Capsule:Handoff)`. Ids come from the IdCounter named
+// 'session'; the previous handoff of an agent and project is found through its sessions.
+CREATE CONSTRAINT session_id_unique IF NOT EXISTS
+FOR (s:Session) REQUIRE s.id IS UNIQUE;
+
+CREATE INDEX session_agent_project IF NOT EXISTS
+FOR (s:Session) ON (s.agent, s.project_id);

@@ -22,7 +22,7 @@ from graphsvc.store.idempotency import DEFAULT_TTL, IdempotencyKey, Replayed, Wr
 from graphsvc.errors import BadRequest, Conflict, InvalidInput, Unavailable
 from graphsvc.models import (
     AliasListRequest, AliasRequest, BootstrapRequest, DigestRequest, CapsuleIn, CapsuleUpdate, IngestBatch, RelateRequest,
-    RetrieveRequest,
+    RetrieveRequest, SessionFinish, SessionStart,
 )
 from graphsvc.validation import parse
 
@@ -244,6 +244,26 @@ class GraphService:
 
         req, now = parse(AliasRequest, data, InvalidInput), self.clock()
         return self._once(idempotency, "alias", data, now, lambda wrap: teach(self.db, req, wrap=wrap))
+
+    def session_start(self, data: Any, idempotency: IdempotencyKey | None = None) -> dict[str, Any]:
+        """SPEC §11: open a session for an agent in a project; its id and the project's digest (§9)."""
+        from graphsvc.store.digest import digest
+        from graphsvc.store.sessions import start
+
+        req, now = parse(SessionStart, data, InvalidInput), self.clock()
+        # The key stores the opened session; the digest is a read, computed for this answer (a retry
+        # gets the same session and the digest as it stands).
+        opened = self._once(idempotency, "session_start", data, now, lambda wrap: start(self.db, req, now, wrap=wrap),
+                            render=lambda session_id: {"session_id": session_id})
+        fence = DigestRequest(project_id=req.project_id, newest=req.newest, token_budget=req.token_budget)
+        return {**opened, "digest": digest(self.db, fence, now)}
+
+    def session_finish(self, data: Any, idempotency: IdempotencyKey | None = None) -> dict[str, Any]:
+        """SPEC §11: close a session and store its handoff (superseding the agent's previous one there)."""
+        from graphsvc.store.sessions import finish
+
+        req, now = parse(SessionFinish, data, InvalidInput), self.clock()
+        return self._once(idempotency, "session_finish", data, now, lambda wrap: finish(self.db, req, now, wrap=wrap))
 
     # -- reads (SPEC §5) --------------------------------------------------
 

@@ -1,4 +1,5 @@
-// memory_digest (SPEC §9): a scope's counts per kind, its blocked tasks and its newest live capsules,
+// memory_digest (SPEC §9): a scope's newest live handoff (SPEC §11: updated_at desc, then the newer id,
+// with the agent and session that left it), counts per kind, its blocked tasks and its newest live capsules,
 // in ONE statement and one row (the ready section comes from the pack's own statement,
 // graphsvc.store.digest). Each capsule of the fence counts once, under its kind and the first state it
 // is in: tombstoned, superseded (the maintained `superseded`), expired (valid_to <= $arg.now), else live.
@@ -42,4 +43,18 @@ CALL () {
   RETURN collect(c {.id, .kind, .project_id, .headline,
                     updated_us: c.updated_at.epochSeconds * 1000000 + c.updated_at.microsecond}) AS newest
 }
-RETURN counts, blocked_total, blocked, newest
+CALL () {
+  OPTIONAL MATCH (h:Handoff)
+  WHERE ($arg.project_id IS NULL OR h.project_id = $arg.project_id)
+    AND ($arg.project_prefix IS NULL OR h.project_id = $arg.project_prefix
+         OR h.project_id STARTS WITH $arg.project_prefix + '/')
+    AND h.tombstoned_at IS NULL AND NOT coalesce(h.superseded, false)
+    AND (h.valid_to IS NULL OR h.valid_to > $arg.now)
+  WITH h ORDER BY h.updated_at DESC, h.seq DESC
+  LIMIT 1
+  OPTIONAL MATCH (s:Session)-[:HANDED_OFF]->(h)
+  RETURN CASE WHEN h IS NULL THEN null
+              ELSE h {.id, .project_id, .headline, .content, agent: s.agent, session_id: s.id,
+                      updated_us: h.updated_at.epochSeconds * 1000000 + h.updated_at.microsecond} END AS handoff
+}
+RETURN handoff, counts, blocked_total, blocked, newest

@@ -43,7 +43,12 @@ def _read(tx: ManagedTransaction, request: DigestRequest, now: datetime) -> Dige
         counts.setdefault(entry["kind"], dict.fromkeys(COUNT_STATES, 0))[entry["state"]] = entry["n"]
     newest = [{"headline": r["headline"], "id": r["id"], "kind": r["kind"], "project_id": r["project_id"],
                "updated_at": iso_utc(_EPOCH + timedelta(microseconds=r["updated_us"]))} for r in found["newest"]]
-    return DigestParts(handoff=None, counts=dict(sorted(counts.items())), ready_head=head, ready_rows=rows,
+    handoff = None
+    if found["handoff"] is not None:
+        row = dict(found["handoff"])
+        handoff = {key: value for key, value in row.items() if key != "updated_us" and value is not None}
+        handoff["updated_at"] = iso_utc(_EPOCH + timedelta(microseconds=row["updated_us"]))
+    return DigestParts(handoff=handoff, counts=dict(sorted(counts.items())), ready_head=head, ready_rows=rows,
                        ready_total=total, blocked=[dict(r) for r in found["blocked"]],
                        blocked_total=found["blocked_total"], newest=newest)
 

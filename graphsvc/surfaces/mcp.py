@@ -46,6 +46,8 @@ from graphsvc.models import (
     ListRequest,
     RelateRequest,
     RetrieveRequest,
+    SessionFinish,
+    SessionStart,
     StrictModel,
 )
 from graphsvc.request_context import current_request_id, new_request_id
@@ -66,6 +68,8 @@ from graphsvc.surfaces.mcp_schemas import (
     PackResult,
     RelateResult,
     RetrieveResult,
+    SessionFinished,
+    SessionStarted,
     TombstoneResult,
     model_input_schema,
     output_schema,
@@ -327,6 +331,21 @@ DIGEST_FIELDS = {
     "1500; the handoff and the ready head are always kept; 0 returns only the counts and totals.",
 }
 
+SESSION_START_DESCRIPTION = """\
+Open a work session when you start on a project: send your agent name (the worker's, e.g. "billing-agent-2") \
+and the project_id. Returns session_id (keep it for memory_session_finish) and the project's memory_digest, \
+which leads with the handoff the previous session left there (read it first: it says where work stopped), \
+then counts, the ready tasks, blocked tasks and the newest capsules. Then use memory_bootstrap before acting \
+on a task and memory_retrieve for specific questions."""
+
+SESSION_FINISH_DESCRIPTION = """\
+Close your session and leave a handoff for the next one: session_id (from memory_session_start), handoff (what \
+the next session must know: the state, what is half done, open questions) and optional next_steps (a list, in \
+order). The handoff is stored as a capsule of kind handoff in the session's project and replaces (supersedes) \
+the previous handoff of the same agent there; memory_digest and memory_session_start show the newest one. \
+Finishing again with the same arguments returns the same answer and writes nothing; a different handoff for \
+a finished session is a conflict, an unknown session_id is not_found. Returns {session_id, handoff_id}."""
+
 ALIAS_DESCRIPTION = """\
 Teach the store that two terms mean the same (e.g. term "postgres", aliases ["pg"]) so memory_retrieve finds \
 capsules written with either word; or, with forget: true, unlearn them (the listed aliases, or all of the \
@@ -364,6 +383,14 @@ def _retrieve(service: GraphService, args: dict[str, Any]) -> dict[str, Any]:
 
 def _digest(service: GraphService, args: dict[str, Any]) -> dict[str, Any]:
     return service.digest(args)
+
+
+def _session_start(service: GraphService, args: dict[str, Any], key: IdempotencyKey | None) -> dict[str, Any]:
+    return service.session_start(args, idempotency=key)
+
+
+def _session_finish(service: GraphService, args: dict[str, Any], key: IdempotencyKey | None) -> dict[str, Any]:
+    return service.session_finish(args, idempotency=key)
 
 
 def _alias(service: GraphService, args: dict[str, Any], key: IdempotencyKey | None) -> dict[str, Any]:
@@ -407,6 +434,8 @@ RELATE_DESCRIPTION += RETRY_NOTE
 UPDATE_DESCRIPTION += RETRY_NOTE
 TOMBSTONE_DESCRIPTION += RETRY_NOTE
 ALIAS_DESCRIPTION += RETRY_NOTE
+SESSION_START_DESCRIPTION += RETRY_NOTE
+SESSION_FINISH_DESCRIPTION += RETRY_NOTE
 
 TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec("memory_bootstrap", "Cold-start pack", BOOTSTRAP_DESCRIPTION,
@@ -433,6 +462,10 @@ TOOLS: tuple[ToolSpec, ...] = (
              canonical_text=True),
     ToolSpec("memory_alias", "Teach or forget aliases", ALIAS_DESCRIPTION, lambda: _with_key(_schema(AliasRequest)),
              _alias, AliasSetOut, idempotent=True, destructive=True),  # destructive: forget removes aliases
+    ToolSpec("memory_session_start", "Start a session", SESSION_START_DESCRIPTION,
+             lambda: _with_key(_schema(SessionStart)), _session_start, SessionStarted),
+    ToolSpec("memory_session_finish", "Finish a session with a handoff", SESSION_FINISH_DESCRIPTION,
+             lambda: _with_key(_schema(SessionFinish)), _session_finish, SessionFinished, idempotent=True),
     ToolSpec("memory_aliases", "List aliases", ALIASES_DESCRIPTION, lambda: _schema(AliasListRequest), _aliases,
              AliasList, read_only=True),
 )

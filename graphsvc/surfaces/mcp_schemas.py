@@ -282,6 +282,16 @@ class DigestResult(_Out):
     budget: Budget
 
 
+class SessionStarted(_Out):
+    session_id: str
+    digest: DigestResult
+
+
+class SessionFinished(_Out):
+    session_id: str
+    handoff_id: str = Field(description="the handoff capsule's id")
+
+
 class AliasSetOut(_Out):
     term: str
     aliases: list[str]

@@ -24,7 +24,8 @@ from .live_server import LiveServer
 GRAPHSVC = Path(sys.executable).with_name("graphsvc")
 TOOL_NAMES = {
     "memory_bootstrap", "memory_get", "memory_ingest", "memory_relate",
-    "memory_update", "memory_tombstone", "memory_list", "memory_retrieve", "memory_alias", "memory_aliases",
+    "memory_update", "memory_tombstone", "memory_list", "memory_retrieve", "memory_digest", "memory_alias",
+    "memory_aliases", "memory_session_start", "memory_session_finish",
 }
 
 
@@ -98,6 +99,8 @@ def test_lists_the_tools_with_descriptions_and_model_schemas(connect):
     # retrieve, bootstrap and digest each say when to call them rather than the others
     for words in ("memory_bootstrap", "memory_digest", "while you work", "abstain", "alias:<term>"):
         assert words in tools["memory_retrieve"].description, words
+    for words in ("START of a session", "memory_bootstrap", "memory_retrieve", "handoff"):
+        assert words in tools["memory_digest"].description, words
     assert tools["memory_retrieve"].annotations.read_only_hint is True
     assert tools["memory_retrieve"].input_schema["required"] == ["terms"]
     assert "idempotency_key" in tools["memory_alias"].input_schema["properties"]
@@ -290,6 +293,11 @@ def test_every_result_and_tool_error_meets_the_tools_output_schema(connect):
             ("memory_aliases", {"project_id": "shop"}),
             ("memory_retrieve", {"terms": ["chargeback", "cap-5"], "project_prefix": "shop"}),
             ("memory_retrieve", {"terms": ["nothing"], "token_budget": 0}),
+            ("memory_session_start", {"agent": "mcp-agent", "project_id": "shop"}),
+            ("memory_session_finish", {"session_id": "ses-1", "handoff": "stopped at refunds",
+                                       "next_steps": ["test refunds"]}),
+            ("memory_digest", {"project_prefix": "shop", "newest": 3}),
+            ("memory_digest", {"token_budget": 0}),
             # one tool error of each tool
             ("memory_ingest", {"items": [{"project_id": "shop", "kind": "wish", "content": "x"}]}),
             ("memory_bootstrap", {"token_budget": -1}),
@@ -301,6 +309,9 @@ def test_every_result_and_tool_error_meets_the_tools_output_schema(connect):
             ("memory_retrieve", {"terms": []}),
             ("memory_alias", {"term": "--", "aliases": ["x"]}),
             ("memory_aliases", {"project_prefix": ""}),
+            ("memory_digest", {"newest": 99}),
+            ("memory_session_start", {"agent": "no spaces", "project_id": "shop"}),
+            ("memory_session_finish", {"session_id": "ses-404", "handoff": "x"}),
             # rules about the request as a whole: details[].field is null
             ("memory_relate", {}),
             ("memory_update", {"id": "cap-2"}),
@@ -314,7 +325,7 @@ def test_every_result_and_tool_error_meets_the_tools_output_schema(connect):
     for name, result in results:
         errors += bool(result.is_error)
         jsonschema.validate(body_of(result), schemas[name])
-    assert [name for name, result in results if result.is_error] == [name for name, _ in results[-12:]], \
+    assert [name for name, result in results if result.is_error] == [name for name, _ in results[-15:]], \
         [body_of(result) for _, result in results if result.is_error][:3]
     pack = body_of(results[6][1])
     assert pack["ready"]["state"] == "cycle"
