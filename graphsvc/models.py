@@ -309,8 +309,10 @@ class RetrieveRequest(Fence):
 
 def check_alias_text(value: str) -> str:
     """A term or alias must hold a token: one without letters or digits could never match anything."""
+    from graphsvc.core.textmatch import tokenize
+
     check_unicode(value)
-    if not re.search(r"[^\W_]", value):
+    if not tokenize(value):
         raise ValueError("must contain at least one letter or digit (terms are matched by their alphanumeric tokens)")
     return value
 
