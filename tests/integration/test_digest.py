@@ -43,8 +43,8 @@ specs = st.fixed_dictionaries({
     "capsules": st.lists(st.fixed_dictionaries({
         "project_id": st.sampled_from(PROJECTS), "kind": st.sampled_from(KINDS),
         "done": st.booleans(), "expired": st.sampled_from((False, False, True)), "age": st.integers(0, 3000),
-    }), min_size=1, max_size=12),
-    "blocks": st.lists(st.tuples(st.integers(0, 11), st.integers(0, 11)), max_size=10),
+    }), min_size=4, max_size=12),
+    "blocks": st.lists(st.tuples(st.integers(0, 11), st.integers(0, 11)), max_size=20),
     "supersedes": st.lists(st.tuples(st.integers(0, 11), st.integers(0, 11)), max_size=3),
     "tombstones": st.lists(st.integers(0, 11), max_size=2),
 })
@@ -154,6 +154,19 @@ def test_the_budget_is_the_whole_body_and_the_floor_is_the_ready_head(svc, clock
                 assert digest["ready"]["next_action"] == full["ready"]["next_action"]  # the floor
                 if budget >= floor:
                     assert digest["budget"]["used_tokens"] <= budget
+
+
+def test_blocked_lists_most_open_blockers_first_then_id(svc):
+    ids = svc.ingest({"items": [{"project_id": "p", "kind": "task", "content": f"t{n}"} for n in range(8)]})["ids"]
+    done = svc.ingest({"project_id": "p", "kind": "task", "content": "finished", "status": "done"})["ids"][0]
+    edges = [(ids[0], ids[5]), (ids[1], ids[5]), (ids[2], ids[5]),  # t5: three open blockers
+             (ids[0], ids[6]), (done, ids[6]),                      # t6: one open, one done
+             (ids[3], ids[7]), (ids[4], ids[7])]                    # t7: two open
+    svc.relate({"add": [{"type": "BLOCKS", "from": a, "to": b} for a, b in edges]})
+    with svc.db.longer_timeout():
+        digest = svc.digest({"project_id": "p"})
+    assert [(row["id"], row["blockers"]) for row in digest["blocked"]] == [(ids[5], 3), (ids[7], 2), (ids[6], 1)]
+    assert digest["blocked_total"] == 3 and digest["ready_total"] == 5
 
 
 @pytest.mark.parametrize(("request_body", "field_name"), [
