@@ -128,3 +128,27 @@ FOR (c:Capsule) ON (c.counted, c.project_id, c.valid_to);
 
 // Replaced by the one above (the store-wide seek read every expired capsule of the store).
 DROP INDEX capsule_counted_valid_to IF EXISTS;
+
+// memory_retrieve (SPEC §8) matches every kind through the `*_terms` indexes above; the kinds no
+// pack section reads are indexed here, so each capsule is still in exactly one full-text index.
+CREATE FULLTEXT INDEX other_terms IF NOT EXISTS
+FOR (c:Fact|Procedure|Doc|Capability|Brainstorm|Handoff) ON EACH [c.tokens, c.project_id]
+OPTIONS {indexConfig: {`fulltext.analyzer`: 'whitespace'}};
+
+// Taught aliases (SPEC §10, graphsvc.store.aliases): one (:Alias) node per term and scope, `key` =
+// scope + '|' + term, `scope` = its project_prefix or '' for the whole store. A retrieve reads the
+// scopes enclosing its fence.
+CREATE CONSTRAINT alias_key_unique IF NOT EXISTS
+FOR (a:Alias) REQUIRE a.key IS UNIQUE;
+
+CREATE INDEX alias_scope IF NOT EXISTS
+FOR (a:Alias) ON (a.scope);
+
+// Sessions (SPEC §11, graphsvc.store.sessions): `(:Session {id, agent, project_id, started_at,
+// finished_at?, finish_hash?})-[:HANDED_OFF]->(:Capsule:Handoff)`. Ids come from the IdCounter named
+// 'session'; the previous handoff of an agent and project is found through its sessions.
+CREATE CONSTRAINT session_id_unique IF NOT EXISTS
+FOR (s:Session) REQUIRE s.id IS UNIQUE;
+
+CREATE INDEX session_agent_project IF NOT EXISTS
+FOR (s:Session) ON (s.agent, s.project_id);

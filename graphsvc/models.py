@@ -25,7 +25,7 @@ from pydantic import (
 
 KINDS = (
     "constraint", "decision", "failure_pattern", "task", "epic",
-    "fact", "procedure", "doc", "capability", "brainstorm",
+    "fact", "procedure", "doc", "capability", "brainstorm", "handoff",
 )
 DAG_KINDS = ("task", "epic")
 TIERS = ("active", "archived", "stale")
@@ -33,7 +33,7 @@ STATUSES = ("open", "done")
 
 Kind = Literal[
     "constraint", "decision", "failure_pattern", "task", "epic",
-    "fact", "procedure", "doc", "capability", "brainstorm",
+    "fact", "procedure", "doc", "capability", "brainstorm", "handoff",
 ]
 Tier = Literal["active", "archived", "stale"]
 Status = Literal["open", "done"]
@@ -283,3 +283,124 @@ class ListRequest(Fence):
     status: Status | None = Field(default=None, description="task/epic status; other kinds never match")
     limit: Annotated[int, Field(ge=1, le=MAX_LIST_LIMIT)] = Field(default=50, description="page size, at most 500")
     cursor: str | None = Field(default=None, description="next_cursor of the previous page; omit for the first")
+
+
+# ---------------------------------------------------------------- §8 retrieve, §10 aliases
+
+MAX_RETRIEVE_LIMIT = 50
+MAX_ALIASES = 32
+
+TermText = Annotated[str, Field(max_length=MAX_TERM_CHARS), BeforeValidator(check_unicode_if_str)]
+
+
+class RetrieveRequest(Fence):
+    """SPEC §8 input: the caller's own terms (plus taught aliases), kinds, a result limit and §4's budget."""
+
+    terms: Annotated[list[TermText], Field(min_length=1, max_length=MAX_TERMS)] = Field(
+        description="caller-expanded terms (1-64, each at most 200 characters); a capsule matches a term when its "
+        "text holds every token of the term or of one of its taught aliases")
+    kinds: Annotated[list[Kind], Field(min_length=1)] | None = Field(
+        default=None, description="only these kinds (default: every kind)")
+    limit: Annotated[StrictInt, Field(ge=1, le=MAX_RETRIEVE_LIMIT)] = Field(
+        default=10, description="at most this many results (1-50, default 10)")
+    token_budget: Annotated[StrictInt, Field(ge=0)] = Field(
+        default=1500, description="token budget for the whole answer (§4's contract; the floor is the first result)")
+
+
+def check_alias_text(value: str) -> str:
+    """A term or alias must hold a token: one without letters or digits could never match anything."""
+    from graphsvc.core.textmatch import tokenize
+
+    check_unicode(value)
+    if not tokenize(value):
+        raise ValueError("must contain at least one letter or digit (terms are matched by their alphanumeric tokens)")
+    return value
+
+
+AliasText = Annotated[str, Field(max_length=MAX_TERM_CHARS), AfterValidator(check_alias_text)]
+
+
+class AliasSet(StrictModel):
+    """A term's taught aliases in one scope (SPEC §10): store-wide without a prefix, else for retrieves
+    whose fence lies inside that subtree. Also the form export writes an alias line in."""
+
+    term: AliasText = Field(description="the term, e.g. 'postgres' (at most 200 characters)")
+    aliases: Annotated[list[AliasText], Field(max_length=MAX_ALIASES)] = Field(
+        description="its synonyms, e.g. ['pg'] (at most 32, each at most 200 characters)")
+    project_prefix: ProjectPrefix | None = Field(
+        default=None, description="only for retrieves fenced inside this subtree; omit for the whole store")
+
+
+class AliasRequest(AliasSet):
+    """memory_alias: teach (add) or, with forget, remove aliases of a term in one scope."""
+
+    aliases: Annotated[list[AliasText], Field(max_length=MAX_ALIASES)] = Field(
+        default_factory=list,
+        description="synonyms to teach (1-32), or with forget: those to forget (none: forget every alias of the term)")
+    forget: bool = Field(default=False, description="remove the listed aliases instead of adding them")
+
+    @model_validator(mode="after")
+    def _something(self) -> "AliasRequest":
+        if not self.forget and not self.aliases:
+            raise ValueError("send at least one alias to teach (or forget: true to forget the term's aliases)")
+        return self
+
+
+class AliasListRequest(Fence):
+    """The aliases a retrieve with this fence would use (store-wide ones and those of enclosing prefixes)."""
+
+
+# ---------------------------------------------------------------- §9 digest
+
+MAX_NEWEST = 20
+
+
+class DigestRequest(Fence):
+    """SPEC §9 input: a scope, how many newest capsules, and §4's budget."""
+
+    newest: Annotated[StrictInt, Field(ge=0, le=MAX_NEWEST)] = Field(
+        default=5, description="how many of the most recently updated live capsules to show (0-20, default 5)")
+    token_budget: Annotated[StrictInt, Field(ge=0)] = Field(
+        default=1500, description="token budget for the whole digest (§4's contract; the floor is the handoff and "
+        "the ready head)")
+
+
+# ---------------------------------------------------------------- §11 sessions
+
+_AGENT = re.compile(r"[A-Za-z0-9._:@/-]{1,100}")
+_SESSION_ID = re.compile(r"ses-[1-9][0-9]*")
+MAX_NEXT_STEPS = 50
+
+
+def check_agent(value: str) -> str:
+    if not _AGENT.fullmatch(value):
+        raise ValueError("must be 1-100 characters from A-Z a-z 0-9 and . _ : @ / - (it names the worker, "
+                         "e.g. 'billing-agent-2')")
+    return value
+
+
+def check_session_id(value: str) -> str:
+    if not _SESSION_ID.fullmatch(value):
+        raise ValueError("must look like 'ses-<n>' (the id memory_session_start returned)")
+    return value
+
+
+class SessionStart(StrictModel):
+    """memory_session_start: open a session for one agent in one project."""
+
+    agent: Annotated[str, AfterValidator(check_agent)] = Field(description="the worker's name, e.g. 'billing-agent-2'")
+    project_id: ProjectId = Field(description="the project the session works in; its handoffs live there")
+    newest: Annotated[StrictInt, Field(ge=0, le=MAX_NEWEST)] = Field(
+        default=5, description="the digest's newest count (0-20, default 5)")
+    token_budget: Annotated[StrictInt, Field(ge=0)] = Field(default=1500, description="the digest's token budget")
+
+
+class SessionFinish(StrictModel):
+    """memory_session_finish: close a session and leave a handoff for the next one."""
+
+    session_id: Annotated[str, AfterValidator(check_session_id)] = Field(description="memory_session_start's id")
+    handoff: Content = Field(description="what the next session must know: state, open questions, where you stopped")
+    next_steps: Annotated[list[Annotated[str, Field(min_length=1, max_length=MAX_HEADLINE_CHARS * 4),
+                                         BeforeValidator(check_unicode_if_str)]],
+                          Field(max_length=MAX_NEXT_STEPS)] = Field(
+        default_factory=list, description="the next steps, in order (at most 50)")

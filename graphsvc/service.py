@@ -20,7 +20,10 @@ from graphsvc.clock import Clock, system_clock
 from graphsvc.store.db import Database
 from graphsvc.store.idempotency import DEFAULT_TTL, IdempotencyKey, Replayed, Wrap, check, guard, purge_expired
 from graphsvc.errors import BadRequest, Conflict, InvalidInput, Unavailable
-from graphsvc.models import BootstrapRequest, CapsuleIn, CapsuleUpdate, IngestBatch, RelateRequest
+from graphsvc.models import (
+    AliasListRequest, AliasRequest, BootstrapRequest, DigestRequest, CapsuleIn, CapsuleUpdate, IngestBatch, RelateRequest,
+    RetrieveRequest, SessionFinish, SessionStart,
+)
 from graphsvc.validation import parse
 from graphsvc.watch import Watch
 
@@ -38,6 +41,10 @@ WARM_REQUESTS: tuple[dict[str, Any], ...] = (
     {"token_budget": 0},
     {"token_budget": 0, "project_id": "graphsvc-warm", "terms": ["warm"]},
 )
+
+
+#: memory_retrieve's one statement (one plan whatever the request), planned beside the packs'.
+WARM_RETRIEVE: dict[str, Any] = {"terms": ["graphsvc-warm"], "token_budget": 0}
 
 
 #: Set in the warm-up's own calls, which must pass the warming gate in `bootstrap`.
@@ -77,16 +84,17 @@ class GraphService:
         a reconnect pays about the slowest plan rather than their sum."""
         from graphsvc.store.warmup import warm_write_plans
 
-        def plan(request: dict[str, Any]) -> None:
+        def plan(read: Callable[[dict[str, Any]], Any], request: dict[str, Any]) -> None:
             token = _warming_call.set(True)
             try:
                 with self.db.longer_timeout():
-                    self.bootstrap(request)
+                    read(request)
             finally:
                 _warming_call.reset(token)
 
-        with ThreadPoolExecutor(max_workers=len(WARM_REQUESTS) + 1, thread_name_prefix="graphsvc-warm") as pool:
-            work = [pool.submit(plan, request) for request in WARM_REQUESTS]
+        reads = [(self.bootstrap, request) for request in WARM_REQUESTS] + [(self.retrieve, WARM_RETRIEVE)]
+        with ThreadPoolExecutor(max_workers=len(reads) + 1, thread_name_prefix="graphsvc-warm") as pool:
+            work = [pool.submit(plan, read, request) for read, request in reads]
             if writes:
                 work.append(pool.submit(warm_write_plans, self.db))
             for done in work:
@@ -230,6 +238,33 @@ class GraphService:
         telemetry.observe_pack(pack)
         return pack
 
+    def retrieve(self, data: Any) -> dict[str, Any]:
+        """SPEC §8: per-task recall over the caller's terms plus taught aliases. Bad input → 400 naming the field."""
+        from graphsvc.store.retrieve import retrieve
+
+        request = parse(RetrieveRequest, data if data is not None else {}, BadRequest)
+        self.ensure_schema()
+        self._refuse_while_warming()
+        return retrieve(self.db, request, self.clock())
+
+    def digest(self, data: Any) -> dict[str, Any]:
+        """SPEC §9: a scope at a glance (counts, the pack's ready section, blocked, newest). Bad input → 400."""
+        from graphsvc.store.digest import digest
+
+        request = parse(DigestRequest, data if data is not None else {}, BadRequest)
+        self.ensure_schema()
+        self._refuse_while_warming()
+        return digest(self.db, request, self.clock())
+
+    def aliases(self, data: Any) -> dict[str, Any]:
+        """SPEC §10: the alias sets a retrieve with this fence would use (a read)."""
+        from graphsvc.store.aliases import list_aliases
+
+        request = parse(AliasListRequest, data if data is not None else {}, BadRequest)
+        self.ensure_schema()
+        self._refuse_while_warming()
+        return list_aliases(self.db, request)
+
     # -- writes (SPEC §5) -------------------------------------------------
     # Each takes an optional idempotency key (SPEC §5): see graphsvc.store.idempotency.
 
@@ -286,6 +321,33 @@ class GraphService:
         now = self.clock()
         return self._once(idempotency, "tombstone", {"ids": capsule_ids}, now,
                           lambda wrap: tombstone(self.db, capsule_ids, now, wrap=wrap))
+
+    def alias(self, data: Any, idempotency: IdempotencyKey | None = None) -> dict[str, Any]:
+        """SPEC §10: teach (or forget) a term's aliases in one scope; the term's set as it now stands."""
+        from graphsvc.store.aliases import teach
+
+        req, now = parse(AliasRequest, data, InvalidInput), self.clock()
+        return self._once(idempotency, "alias", data, now, lambda wrap: teach(self.db, req, wrap=wrap))
+
+    def session_start(self, data: Any, idempotency: IdempotencyKey | None = None) -> dict[str, Any]:
+        """SPEC §11: open a session for an agent in a project; its id and the project's digest (§9)."""
+        from graphsvc.store.digest import digest
+        from graphsvc.store.sessions import start
+
+        req, now = parse(SessionStart, data, InvalidInput), self.clock()
+        # The key stores the opened session; the digest is a read, computed for this answer (a retry
+        # gets the same session and the digest as it stands).
+        opened = self._once(idempotency, "session_start", data, now, lambda wrap: start(self.db, req, now, wrap=wrap),
+                            render=lambda session_id: {"session_id": session_id})
+        fence = DigestRequest(project_id=req.project_id, newest=req.newest, token_budget=req.token_budget)
+        return {**opened, "digest": digest(self.db, fence, now)}
+
+    def session_finish(self, data: Any, idempotency: IdempotencyKey | None = None) -> dict[str, Any]:
+        """SPEC §11: close a session and store its handoff (superseding the agent's previous one there)."""
+        from graphsvc.store.sessions import finish
+
+        req, now = parse(SessionFinish, data, InvalidInput), self.clock()
+        return self._once(idempotency, "session_finish", data, now, lambda wrap: finish(self.db, req, now, wrap=wrap))
 
     # -- reads (SPEC §5) --------------------------------------------------
 

@@ -10,3 +10,5 @@ DROP INDEX decision_terms IF EXISTS;
 DROP INDEX failure_pattern_terms IF EXISTS;
 
 DROP INDEX task_terms IF EXISTS;
+
+DROP INDEX other_terms IF EXISTS;

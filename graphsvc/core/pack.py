@@ -46,11 +46,14 @@ __all__ = [
     "SECTION_CAP",
     "PackInputs",
     "PackRequest",
+    "as_of",
     "assemble_pack",
     "capsule_row",
     "constraint_row_floor",
     "constraint_rows_needed",
     "excerpt",
+    "ready_section",
+    "scope_of",
     "trap_row",
 ]
 
@@ -213,6 +216,17 @@ def _render_ready(plan: _ReadyPlan, kept_rows: list[Row]) -> Row:
     return section
 
 
+def ready_section(inputs: PackInputs, now: datetime, rows: int | None = None) -> tuple[Row, list[Row], int]:
+    """The ready section exactly as a pack without terms renders it, for memory_digest (SPEC §9).
+
+    Returns (the section with its first `rows` ready rows, all its capped ready rows, ready_total);
+    `rows` None keeps them all. The same plan and rendering as `assemble_pack`, so the two never disagree.
+    """
+    plan = _plan_ready(inputs, [], now)
+    kept = plan.rows if rows is None else plan.rows[:rows]
+    return _render_ready(plan, kept), plan.rows, plan.total
+
+
 @dataclass(frozen=True)
 class _Candidates:
     """Everything the budget may keep, ranked and capped: the floors, then content rows in fill order."""
@@ -356,18 +370,20 @@ def _floor_tokens(envelope: _Envelope, found: _Candidates) -> int:
     return settle_self_count(len(canonical_json(probe)) - 3, occurrences=3)
 
 
-def _as_of(now: datetime) -> str:
+def as_of(now: datetime) -> str:
+    """The envelope's `as_of`: the request clock to the second, UTC (every §4-style answer)."""
     if now.tzinfo is None or now.utcoffset() is None:
         raise ValueError(f"now must be timezone-aware (UTC), got naive {now.isoformat()}")
     return now.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def _scope(request: PackRequest) -> Row:
+def scope_of(project_id: str | None, project_prefix: str | None) -> Row:
+    """The envelope's `scope`: the fences given ({} when none, and the envelope omits it)."""
     scope: Row = {}
-    if request.project_id is not None:
-        scope["project_id"] = request.project_id
-    if request.project_prefix is not None:
-        scope["project_prefix"] = request.project_prefix
+    if project_id is not None:
+        scope["project_id"] = project_id
+    if project_prefix is not None:
+        scope["project_prefix"] = project_prefix
     return scope
 
 
@@ -392,8 +408,8 @@ def assemble_pack(inputs: PackInputs, request: PackRequest, now: datetime) -> di
         unshipped_constraints=max(0, inputs.constraints_total - len(constraints)),
     )
     envelope = _Envelope(
-        as_of=_as_of(now),
-        scope=_scope(request),
+        as_of=as_of(now),
+        scope=scope_of(request.project_id, request.project_prefix),
         constraints_total=inputs.constraints_total,
         ready_total=ready.total,
         decisions_total=inputs.decisions_total,

@@ -3,6 +3,8 @@
 Format (one JSON object per line, keys sorted, compact, UTF-8):
   {"capsule": {<every stored property, incl. id and seq>}}   one per capsule, by seq
   {"edge": {"from": "cap-1", "to": "cap-2", "type": "BLOCKS"}} one per edge, by type, from seq, to seq
+  {"alias": {"term": "postgres", "aliases": ["pg"], "project_prefix"?: "p"}}
+                                                             one per taught alias set (SPEC §10), by scope, term
 Instants are UTC with nanoseconds ("2026-12-01T12:00:00.000000000Z") so nothing is
 rounded: export → import into an empty database → export is byte-identical.
 
@@ -10,7 +12,8 @@ Import (graphsvc import, POST /v1/capsules/import) reads its file in three passe
 holds it whole: an HTTP body is spooled to a temporary file first, and the passes keep only flat
 arrays of seqs, kinds and edge ends (`_Index`), so memory grows by a few bytes per line.
 1. Validate every line (422 naming `line[n]`, 1-based; nothing touched). Capsule lines must come
-   before edge lines, and edges join capsules of the same file.
+   before edge lines, edges join capsules of the same file, and alias lines come last (a file
+   holds few of them: they are kept as they are).
 2. Raise the id counter to the largest seq of the file (first, so an ingest can never take an id
    of the file from here on; it takes the counter's lock, so an ingest that took ids before has
    committed and is seen), then compare the file's capsules with the store, IMPORT_CHUNK at a time.
@@ -27,7 +30,9 @@ arrays of seqs, kinds and edge ends (`_Index`), so memory grows by a few bytes p
    single transaction for a large file exceeds db.memory.transaction.total.max), the edges not
    yet stored (MERGE; BLOCKS through graphsvc.store.blocks_order), then the maintained state of
    every capsule of the file (it depends on all of them, and an interrupted run may have stopped
-   before it). The answer counts what was written and, apart, what was `already_present`.
+   before it), then the alias sets, merged into those stored (graphsvc.store.aliases: teaching a
+   set twice changes nothing). The answer counts what was written and, apart, what was
+   `already_present`; `aliases` when the file has alias lines.
 
 An import that stops part way (its process killed, Neo4j gone, its HTTP client gone: see
 graphsvc.watch) keeps the chunks it committed, and running it again completes it: what it wrote
@@ -59,11 +64,11 @@ from pydantic import AfterValidator, Field, StrictInt, model_validator
 from typing_extensions import Annotated
 
 from graphsvc.core.order import ranks
-from graphsvc.store import blocks_order, maintain
+from graphsvc.store import aliases, blocks_order, maintain
 from graphsvc.store.db import Database, run
 from graphsvc.store.idempotency import Wrap, within
 from graphsvc.errors import BadRequest, Conflict, InvalidInput
-from graphsvc.models import DAG_KINDS, CapsuleId, Content, Headline, Kind, ProjectId, Status, StrictModel, Tier
+from graphsvc.models import DAG_KINDS, AliasRequest, AliasSet, CapsuleId, Content, Headline, Kind, ProjectId, Status, StrictModel, Tier
 from graphsvc.validation import parse
 from graphsvc.watch import Watch
 
@@ -215,6 +220,9 @@ def export_lines(db: Database, watch: Watch | None = None) -> Iterator[str]:
             after = page[-1]["props"]["seq"]
         spool.seek(0)
         yield from spool
+    watch.step()
+    for alias_set in aliases.export_rows(db):
+        yield _line({"alias": alias_set}) + "\n"
 
 
 # ---------------------------------------------------------------- import
@@ -313,8 +321,8 @@ def _record(number: int, text: str) -> dict[str, Any]:
         raise _invalid(number, "", f"is not valid JSON ({exc.msg} at column {exc.colno})") from None
     except (ValueError, RecursionError):  # over-long integers, absurd nesting
         raise _invalid(number, "", "is not JSON this service can read (number too long or nesting too deep)") from None
-    if not isinstance(data, dict) or len(data) != 1 or next(iter(data)) not in ("capsule", "edge"):
-        raise _invalid(number, "", 'must be {"capsule": {...}} or {"edge": {...}}')
+    if not isinstance(data, dict) or len(data) != 1 or next(iter(data)) not in ("capsule", "edge", "alias"):
+        raise _invalid(number, "", 'must be {"capsule": {...}}, {"edge": {...}} or {"alias": {...}}')
     return data
 
 
@@ -345,6 +353,7 @@ class _Index:
         self.edges: dict[str, tuple[array, array]] = {t: (array("q"), array("q")) for t in EDGE_TYPES}
         self._last_edge: tuple[int, int, int] | None = None
         self._edge_keys: set[tuple[int, int, int]] | None = None
+        self.aliases: list[AliasRequest] = []
 
     @property
     def sealed(self) -> bool:
@@ -433,6 +442,11 @@ def _validate(source: Source, watch: Watch) -> _Index:
             watch.step()
         index.lines_total += 1
         data = _record(number, text)
+        if "alias" in data:
+            index.aliases.append(AliasRequest(**_reparse(AliasSet, data["alias"], number, "alias").model_dump(exclude_none=True)))
+            continue
+        if index.aliases:
+            raise _invalid(number, next(iter(data)), "alias lines must all come after the capsule and edge lines")
         if "capsule" in data:
             index.add_capsule(number, _capsule_of(number, data))
         else:
@@ -559,9 +573,13 @@ def _write(db: Database, source: Source, index: _Index, order: dict[str, Any], p
     for start in range(0, count, IMPORT_CHUNK):
         ids = [f"cap-{seq}" for seq in index.seqs[start:start + IMPORT_CHUNK]]
         dag = [capsule_id for offset, capsule_id in enumerate(ids) if index.is_dag(start + offset)]
-        last = start + IMPORT_CHUNK >= count
+        last = start + IMPORT_CHUNK >= count and not index.aliases
         watch.step()
         db.write(within(seal(summary) if last and seal is not None else None, lambda tx: _refresh(tx, ids, dag)))
+    if index.aliases:
+        summary["aliases"] = len(index.aliases)
+        watch.step()
+        db.write(within(seal(summary) if seal is not None else None, lambda tx: aliases.import_sets(tx, index.aliases)))
     return summary
 
 
@@ -589,7 +607,7 @@ def import_lines(db: Database, lines: Source | Iterable[str | bytes], progress: 
     summary: dict[str, Any] = {"capsules": 0, "edges": 0, "already_present": {"capsules": 0, "edges": 0}}
     max_seq = max(index.seqs, default=0)
     watch.step()
-    if not index.seqs:  # nothing to write: the counter's transaction carries the seal
+    if not index.seqs and not index.aliases:  # nothing to write: the counter's transaction carries the seal
         db.write(within(seal(summary) if seal is not None else None, lambda tx: _raise_counter(tx, max_seq)))
         return summary
     db.write(lambda tx: _raise_counter(tx, max_seq))

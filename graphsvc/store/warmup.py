@@ -53,12 +53,18 @@ STATEMENTS: tuple[tuple[str, dict[str, Any]], ...] = (
                                            "section": "decisions", "delta": 0}]}),
     ("maintain/blocked_targets", {"ids": [_NOWHERE]}),
     ("maintain/superseded_targets", {"ids": [_NOWHERE]}),
+    ("aliases/store", {"key": "graphsvc-warm-up", "scope": "", "aliases": ["warm"]}),
+    ("sessions/lock", {"id": "ses-0"}),
+    ("sessions/previous_handoffs", {"agent": "graphsvc-warm-up", "project_id": _NOWHERE}),
+    ("sessions/finish", {"id": "ses-0", "handoff_id": _NOWHERE, "now": _NOW, "finish_hash": ""}),
     # Last: these take locks every writer needs (the id counter, the BLOCKS order, a key's node),
     # held until the roll-back, so that is milliseconds after them, not the whole warm-up.
     ("idempotency/claim", {"caller": "", "key": "graphsvc-warm-up", "now": _NOW}),
     ("idempotency/record", {"caller": "", "key": "graphsvc-warm-up", "now": _NOW, "expires_at": _NOW,
                             "operation": "warm-up", "request_hash": "", "response": "", "status": 200}),
     ("capsules/allocate_ids", {"count": 0}),
+    ("aliases/lock", {"key": "graphsvc-warm-up", "scope": "", "term": "warm"}),
+    ("sessions/start", {"agent": "graphsvc-warm-up", "project_id": _NOWHERE, "now": _NOW}),
     ("order/lock", {}),
 )
 

@@ -212,6 +212,96 @@ class TombstoneResult(_Out):
     already_tombstoned: list[str]
 
 
+class RetrieveRow(PackRow):
+    kind: Kind
+    matched_terms: list[str] = Field(description="your terms this row covers, in request order; 'alias:<term>' "
+                                     "when only a taught alias of the term matched")
+    tier: Tier
+    updated_at: str
+
+
+class RetrieveResult(_Out):
+    advisory: Literal["ADVISORY_NOT_AUTHORITY"]
+    notice: str
+    as_of: str
+    scope: Scope | None = Field(default=None, description="the fences of the request, when any")
+    outcome: Literal["grounded", "missing_evidence", "abstain"]
+    results: list[RetrieveRow] | None = Field(default=None, description="eligible matches, best first")
+    results_total: int
+    excluded: dict[str, int] | None = Field(default=None, description="excluded matches per reason: superseded, "
+                                            "expired, archived, tombstoned")
+    handles: list[str] | None = None
+    budget: Budget
+
+
+class KindCounts(_Out):
+    live: int
+    superseded: int
+    expired: int
+    tombstoned: int
+
+
+class BlockedRow(_Out):
+    id: str
+    headline: str
+    project_id: str
+    blockers: int = Field(description="open blockers: BLOCKS sources not done, tombstoned or superseded")
+
+
+class NewestRow(_Out):
+    id: str
+    kind: Kind
+    headline: str
+    project_id: str
+    updated_at: str
+
+
+class HandoffRow(_Out):
+    id: str
+    agent: str | None = None
+    headline: str
+    content: str
+    project_id: str
+    session_id: str | None = None
+    updated_at: str
+
+
+class DigestResult(_Out):
+    advisory: Literal["ADVISORY_NOT_AUTHORITY"]
+    notice: str
+    as_of: str
+    scope: Scope | None = Field(default=None, description="the fences of the request, when any")
+    handoff: HandoffRow | None = Field(default=None, description="the newest live handoff in scope, when any")
+    counts: dict[str, KindCounts] = Field(description="per kind present in scope")
+    ready: ReadySection | None = Field(default=None, description="memory_bootstrap's ready section; absent at budget 0")
+    ready_total: int
+    blocked: list[BlockedRow] | None = None
+    blocked_total: int
+    newest: list[NewestRow] | None = None
+    handles: list[str] | None = None
+    budget: Budget
+
+
+class SessionStarted(_Out):
+    session_id: str
+    digest: DigestResult
+
+
+class SessionFinished(_Out):
+    session_id: str
+    handoff_id: str = Field(description="the handoff capsule's id")
+
+
+class AliasSetOut(_Out):
+    term: str
+    aliases: list[str]
+    project_prefix: str | None = Field(default=None, description="absent: the aliases hold store-wide")
+
+
+class AliasList(_Out):
+    aliases: list[AliasSetOut]
+
+
 def output_schema(model: type[BaseModel], *, bookmark: bool) -> dict[str, Any]:
     """A tool's outputSchema: the result's fields and the error body's, none required at the root."""
     schema = plain_schema(model.model_json_schema(by_alias=True), nullable=True)

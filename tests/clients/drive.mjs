@@ -52,6 +52,12 @@ await call("ingest_blocked", "memory_ingest", {
 await call("bootstrap", "memory_bootstrap", { project_prefix: "ts", terms: ["refund", "ledger"], token_budget: 2000 });
 await call("get", "memory_get", { ids: [...single.ids, ...first.ids] });
 await call("list", "memory_list", { project_id: "ts/sdk", limit: 2 });
+await call("alias", "memory_alias", { term: "refund", aliases: ["chargeback"], project_prefix: "ts" });
+await call("aliases", "memory_aliases", { project_id: "ts/sdk" });
+await call("retrieve", "memory_retrieve", { project_prefix: "ts", terms: ["chargeback"], limit: 5 });
+const session = await call("session_start", "memory_session_start", { agent: "ts-agent", project_id: "ts/sdk" });
+await call("session_finish", "memory_session_finish", { session_id: session.session_id, handoff: "Refund API designed" });
+await call("digest", "memory_digest", { project_prefix: "ts" });
 await call("error", "memory_bootstrap", { project_prefix: "ts/" });
 
 console.log(JSON.stringify({

@@ -269,3 +269,21 @@ def test_tallies_add_up_to_the_totals_a_fenced_pack_shows(db, shop, service):
     assert shown.get("ready", 0) == pack["ready_total"] and shown.get("constraints", 0) == pack["constraints_total"] == 1
     expired = {(row["project_id"], row["section"]): row["expired"] for row in rows}
     assert expired[("shop", "ready")] == 1  # the expired spike is listed (maintained) but not in the total
+
+
+def test_sessions_and_aliases_queries(db):
+    service = GraphService(db, clock=fixed_clock(NOW))
+    service.ingest({"project_id": "shop", "kind": "fact", "content": "pg is tuned"})
+    first = service.session_start({"agent": "a", "project_id": "shop/api", "token_budget": 0})["session_id"]
+    service.session_finish({"session_id": first, "handoff": "first handoff"})
+    second = service.session_start({"agent": "a", "project_id": "shop/api", "token_budget": 0})["session_id"]
+    service.session_finish({"session_id": second, "handoff": "second handoff"})
+    service.session_start({"agent": "b", "project_id": "elsewhere", "token_budget": 0})
+    rows = [(r["session"], r["handoff"], r["current"]) for r in run_inspect(db, "sessions", "shop")]
+    assert sorted(rows) == [(first, "cap-2", False), (second, "cap-3", True)]
+    assert len(run_inspect(db, "sessions", None)) == 3
+    service.alias({"term": "postgres", "aliases": ["pg"]})
+    service.alias({"term": "cache", "aliases": ["redis"], "project_prefix": "shop"})
+    service.alias({"term": "queue", "aliases": ["sqs"], "project_prefix": "other"})
+    assert [r["term"] for r in run_inspect(db, "aliases", "shop/api")] == ["postgres", "cache"]
+    assert len(run_inspect(db, "aliases", None)) == 3

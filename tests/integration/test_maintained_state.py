@@ -117,7 +117,7 @@ class MaintainedStateMachine(RuleBasedStateMachine):
         self.svc.clock = fixed_clock(self.now)
         STATS["steps"] += 1
 
-    def _ids(self, kinds=KINDS) -> list[str]:
+    def _ids(self, kinds=KINDS + ("handoff",)) -> list[str]:
         return sorted((i for i, k in self.kinds.items() if k in kinds), key=seq_of)
 
     def _valid_to(self, data: st.DataObject) -> datetime | None:
@@ -337,6 +337,37 @@ class MaintainedStateMachine(RuleBasedStateMachine):
                                       "to": data.draw(st.sampled_from(dag_out), label="blocked")}]})
         transfer.remove_imported(self.db, imported)
         self._forget(set(imported))
+
+    @rule(data=st.data())
+    def teach_alias(self, data: st.DataObject) -> None:
+        """Aliases (SPEC §10) are data beside the capsules: teaching or forgetting one changes no
+        maintained field and no pack (bootstrap ignores them; the invariants check both)."""
+        self._tick()
+        term, alias = data.draw(st.lists(st.sampled_from(("alpha", "beta", "gamma", "delta")), min_size=2,
+                                         max_size=2, unique=True), label="pair")
+        body: dict[str, Any] = {"term": term, "aliases": [alias]}
+        if data.draw(st.booleans(), label="prefixed"):
+            body["project_prefix"] = data.draw(st.sampled_from(("p", "q")), label="prefix")
+        if data.draw(st.integers(0, 3), label="forget") == 0:
+            body["forget"] = True
+        self.svc.alias(body)
+
+    @rule(data=st.data())
+    def session_round(self, data: st.DataObject) -> None:
+        """A session (SPEC §11) starts and finishes: its handoff capsule supersedes the agent's previous
+        one in the project, through the ordinary ingest, so the maintained state must stay exact."""
+        self._tick()
+        agent = data.draw(st.sampled_from(("agent-a", "agent-b")), label="agent")
+        project = data.draw(st.sampled_from(PROJECTS), label="project")
+        session = self.svc.session_start({"agent": agent, "project_id": project, "token_budget": 0})["session_id"]
+        handoff = self.svc.session_finish({"session_id": session, "handoff": data.draw(texts, label="handoff")})
+        capsule_id = handoff["handoff_id"]
+        self.kinds[capsule_id] = "handoff"
+        self.projects[capsule_id] = project
+        self.max_seq = max(self.max_seq, seq_of(capsule_id))
+        records = self.db._driver.execute_query("MATCH (:Capsule {id: $id})-[:SUPERSEDES]->(old) RETURN old.id AS old",
+                                                id=capsule_id).records
+        self.supersedes.update((capsule_id, r["old"]) for r in records)
 
     # -- the invariant -----------------------------------------------------
 

@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any, Awaitable, Callable
@@ -23,7 +24,8 @@ from .live_server import LiveServer
 GRAPHSVC = Path(sys.executable).with_name("graphsvc")
 TOOL_NAMES = {
     "memory_bootstrap", "memory_get", "memory_ingest", "memory_relate",
-    "memory_update", "memory_tombstone", "memory_list",
+    "memory_update", "memory_tombstone", "memory_list", "memory_retrieve", "memory_digest", "memory_alias",
+    "memory_aliases", "memory_session_start", "memory_session_finish",
 }
 
 
@@ -40,6 +42,8 @@ def connect(request, db, neo4j_target) -> Any:
         "NEO4J_PASSWORD": neo4j_target.password,
         "GRAPHSVC_NEO4J_TIMEOUT": "30",
         "GRAPHSVC_LOG_LEVEL": "warning",
+        # a checkout run with PYTHONPATH (a worktree beside the installed package) serves its own code
+        **({"PYTHONPATH": os.environ["PYTHONPATH"]} if os.environ.get("PYTHONPATH") else {}),
     }
     yield lambda: Client(StdioServerParameters(command=str(GRAPHSVC), args=["mcp"], env=env))
 
@@ -66,7 +70,7 @@ def capsule_count(db) -> int:
     return db._driver.execute_query("MATCH (c:Capsule) RETURN count(c) AS n").records[0]["n"]
 
 
-def test_lists_the_seven_tools_with_descriptions_and_model_schemas(connect):
+def test_lists_the_tools_with_descriptions_and_model_schemas(connect):
     listing = session(connect, lambda client: client.list_tools())
     tools = {tool.name: tool for tool in listing.tools}
     assert set(tools) == TOOL_NAMES
@@ -91,7 +95,15 @@ def test_lists_the_seven_tools_with_descriptions_and_model_schemas(connect):
     assert ingest.input_schema["required"] == ["items"]
     assert ingest.input_schema["properties"]["items"]["items"]["required"] == ["project_id", "kind", "content"]
     destructive = {name for name, tool in tools.items() if tool.annotations.destructive_hint}
-    assert destructive == {"memory_update", "memory_relate", "memory_tombstone"}
+    assert destructive == {"memory_update", "memory_relate", "memory_tombstone", "memory_alias"}
+    # retrieve, bootstrap and digest each say when to call them rather than the others
+    for words in ("memory_bootstrap", "memory_digest", "while you work", "abstain", "alias:<term>"):
+        assert words in tools["memory_retrieve"].description, words
+    for words in ("START of a session", "memory_bootstrap", "memory_retrieve", "handoff"):
+        assert words in tools["memory_digest"].description, words
+    assert tools["memory_retrieve"].annotations.read_only_hint is True
+    assert tools["memory_retrieve"].input_schema["required"] == ["terms"]
+    assert "idempotency_key" in tools["memory_alias"].input_schema["properties"]
     assert "409" in tools["memory_update"].description and "tombstoned" in tools["memory_update"].description
     assert tools["memory_update"].input_schema["required"][0] == "id"
     assert set(tools["memory_relate"].input_schema["properties"]["add"]["items"]["properties"]) == {"type", "from", "to"}
@@ -277,6 +289,15 @@ def test_every_result_and_tool_error_meets_the_tools_output_schema(connect):
             ("memory_tombstone", {"ids": ["cap-5"]}),
             ("memory_list", {"project_id": "shop", "limit": 2}),
             ("memory_list", {"project_id": "shop", "limit": 500}),  # the last page: next_cursor null
+            ("memory_alias", {"term": "refund", "aliases": ["chargeback"], "idempotency_key": "k-2"}),
+            ("memory_aliases", {"project_id": "shop"}),
+            ("memory_retrieve", {"terms": ["chargeback", "cap-5"], "project_prefix": "shop"}),
+            ("memory_retrieve", {"terms": ["nothing"], "token_budget": 0}),
+            ("memory_session_start", {"agent": "mcp-agent", "project_id": "shop"}),
+            ("memory_session_finish", {"session_id": "ses-1", "handoff": "stopped at refunds",
+                                       "next_steps": ["test refunds"]}),
+            ("memory_digest", {"project_prefix": "shop", "newest": 3}),
+            ("memory_digest", {"token_budget": 0}),
             # one tool error of each tool
             ("memory_ingest", {"items": [{"project_id": "shop", "kind": "wish", "content": "x"}]}),
             ("memory_bootstrap", {"token_budget": -1}),
@@ -285,6 +306,12 @@ def test_every_result_and_tool_error_meets_the_tools_output_schema(connect):
             ("memory_update", {"id": "cap-5", "tier": "stale"}),  # tombstoned: conflict
             ("memory_tombstone", {"ids": []}),
             ("memory_list", {"project_prefix": "shop/"}),
+            ("memory_retrieve", {"terms": []}),
+            ("memory_alias", {"term": "--", "aliases": ["x"]}),
+            ("memory_aliases", {"project_prefix": ""}),
+            ("memory_digest", {"newest": 99}),
+            ("memory_session_start", {"agent": "no spaces", "project_id": "shop"}),
+            ("memory_session_finish", {"session_id": "ses-404", "handoff": "x"}),
             # rules about the request as a whole: details[].field is null
             ("memory_relate", {}),
             ("memory_update", {"id": "cap-2"}),
@@ -298,7 +325,7 @@ def test_every_result_and_tool_error_meets_the_tools_output_schema(connect):
     for name, result in results:
         errors += bool(result.is_error)
         jsonschema.validate(body_of(result), schemas[name])
-    assert [name for name, result in results if result.is_error] == [name for name, _ in results[-9:]], \
+    assert [name for name, result in results if result.is_error] == [name for name, _ in results[-15:]], \
         [body_of(result) for _, result in results if result.is_error][:3]
     pack = body_of(results[6][1])
     assert pack["ready"]["state"] == "cycle"

@@ -32,7 +32,8 @@ CLIENTS = Path(__file__).resolve().parents[1] / "clients"
 INSPECTOR = CLIENTS / "node_modules" / "@modelcontextprotocol" / "inspector-cli" / "build" / "index.js"
 GRAPHSVC = str(Path(sys.executable).with_name("graphsvc"))
 TOOL_NAMES = {"memory_bootstrap", "memory_get", "memory_ingest", "memory_relate", "memory_update",
-              "memory_tombstone", "memory_list"}
+              "memory_tombstone", "memory_list", "memory_retrieve", "memory_digest", "memory_alias", "memory_aliases",
+              "memory_session_start", "memory_session_finish"}
 
 
 @pytest.fixture(scope="module")
@@ -80,6 +81,18 @@ def test_typescript_sdk_client_lists_calls_and_validates_every_tool(node, db, ne
     assert pack["budget"]["token_budget"] == 2000
     assert [capsule["id"] for capsule in results["get"]["structuredContent"]["capsules"]] == ["cap-1", "cap-2", "cap-3"]
     assert len(results["list"]["structuredContent"]["capsules"]) == 2
+    taught = {key: value for key, value in results["alias"]["structuredContent"].items() if key != "bookmark"}
+    assert taught == {"term": "refund", "aliases": ["chargeback"], "project_prefix": "ts"}
+    assert results["aliases"]["structuredContent"]["aliases"] == [taught]
+    recall = results["retrieve"]["structuredContent"]
+    assert json.loads(results["retrieve"]["text"]) == recall and recall["outcome"] == "grounded"
+    # "refunds" is another token than "refund": only cap-2 says "refund"
+    assert [(row["id"], row["matched_terms"]) for row in recall["results"]] == [("cap-2", ["alias:chargeback"])]
+    assert results["session_finish"]["structuredContent"]["handoff_id"] == "cap-5"
+    digest = results["digest"]["structuredContent"]
+    assert json.loads(results["digest"]["text"]) == digest and digest["handoff"]["id"] == "cap-5"
+    assert digest["ready"] == pack["ready"] and digest["blocked"] == [
+        {"blockers": 1, "headline": "Implement refunds", "id": "cap-4", "project_id": "ts/sdk"}]
     error = results["error"]["structuredContent"]["error"]
     assert error["field"] == "project_prefix" and error["code"] == "bad_request"
 

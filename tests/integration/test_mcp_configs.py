@@ -25,6 +25,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from graphsvc.service import GraphService
+from graphsvc.surfaces.mcp import TOOLS
 from graphsvc.surfaces.http.app import create_app
 
 from .live_server import LiveServer
@@ -121,7 +122,9 @@ def test_snippet_connects(client, transport, language, text, db, neo4j_target):
         # The venv this suite runs in is the one the snippet names once the clone's path is filled in.
         command = str(Path(sys.executable).with_name("graphsvc"))
         env = {"PATH": os.environ.get("PATH", ""), "HOME": os.environ.get("HOME", "/tmp"),
-               "GRAPHSVC_LOG_LEVEL": "warning", **entry["env"]}
+               "GRAPHSVC_LOG_LEVEL": "warning", **entry["env"],
+               # a checkout run with PYTHONPATH (a worktree beside the installed package) serves its own code
+               **({"PYTHONPATH": os.environ["PYTHONPATH"]} if os.environ.get("PYTHONPATH") else {})}
         env.setdefault("NEO4J_USER", neo4j_target.user)
         env.setdefault("NEO4J_PASSWORD", neo4j_target.password)
 
@@ -130,7 +133,7 @@ def test_snippet_connects(client, transport, language, text, db, neo4j_target):
                 return await session.list_tools(), await session.call_tool("memory_bootstrap", {"token_budget": 300})
 
         listing, pack = anyio.run(main)
-        assert len(listing.tools) == 7
+        assert len(listing.tools) == len(TOOLS)
         assert not pack.is_error and pack.structured_content["budget"]["token_budget"] == 300
         return
 
@@ -143,4 +146,4 @@ def test_snippet_connects(client, transport, language, text, db, neo4j_target):
         assert httpx.post(entry["url"], json=call, headers=headers).status_code == 401  # the header matters
         listed = httpx.post(entry["url"], json=call, headers={**headers, **entry["headers"]})
         assert listed.status_code == 200, listed.text
-        assert len(listed.json()["result"]["tools"]) == 7
+        assert len(listed.json()["result"]["tools"]) == len(TOOLS)

@@ -44,18 +44,24 @@ def budget_note(pack: dict[str, Any], body: str) -> str:
             f"trimmed_by_budget {budget['trimmed_by_budget']}")
 
 
-def run(args: argparse.Namespace) -> int:
+def pinned_clock(now: str) -> Any:
+    """`--now` as the service clock (also `graphsvc retrieve`'s)."""
     from graphsvc.clock import fixed_clock
-    from graphsvc.core.canonical import canonical_json
     from graphsvc.errors import BadRequest
+
+    try:
+        return fixed_clock(datetime.fromisoformat(now.replace("Z", "+00:00")))
+    except (ValueError, OverflowError) as exc:  # OverflowError: year 1 with an offset east of UTC
+        raise BadRequest(f"--now must be an ISO-8601 instant with a UTC offset ({exc})", field="now") from None
+
+
+def run(args: argparse.Namespace) -> int:
+    from graphsvc.core.canonical import canonical_json
     from graphsvc.factory import build_service
 
     service = build_service()
     if args.now is not None:
-        try:
-            service.clock = fixed_clock(datetime.fromisoformat(args.now.replace("Z", "+00:00")))
-        except (ValueError, OverflowError) as exc:  # OverflowError: year 1 with an offset east of UTC
-            raise BadRequest(f"--now must be an ISO-8601 instant with a UTC offset ({exc})", field="now") from None
+        service.clock = pinned_clock(args.now)
     try:
         pack = service.bootstrap(request_body(args))
     finally:

@@ -1,0 +1,60 @@
+// memory_digest (SPEC §9): a scope's newest live handoff (SPEC §11: updated_at desc, then the newer id,
+// with the agent and session that left it), counts per kind, its blocked tasks and its newest live capsules,
+// in ONE statement and one row (the ready section comes from the pack's own statement,
+// graphsvc.store.digest). Each capsule of the fence counts once, under its kind and the first state it
+// is in: tombstoned, superseded (the maintained `superseded`), expired (valid_to <= $arg.now), else live.
+// Blocked: open, live tasks/epics that still have open blockers (the maintained `open_blockers`), most
+// blockers first, then seq; newest: live capsules by updated_at desc, then seq. Only the first
+// $arg.top_blocked / $arg.newest rows leave Neo4j.
+CALL () {
+  MATCH (c:Capsule)
+  WHERE ($arg.project_id IS NULL OR c.project_id = $arg.project_id)
+    AND ($arg.project_prefix IS NULL OR c.project_id = $arg.project_prefix
+         OR c.project_id STARTS WITH $arg.project_prefix + '/')
+  WITH c.kind AS kind, CASE WHEN c.tombstoned_at IS NOT NULL THEN 'tombstoned'
+                            WHEN coalesce(c.superseded, false) THEN 'superseded'
+                            WHEN c.valid_to IS NOT NULL AND c.valid_to <= $arg.now THEN 'expired'
+                            ELSE 'live' END AS state
+  WITH kind, state, count(*) AS n
+  RETURN collect({kind: kind, state: state, n: n}) AS counts
+}
+CALL () {
+  MATCH (c:Capsule)
+  WHERE c.status = 'open' AND coalesce(c.open_blockers, 0) > 0
+    AND ($arg.project_id IS NULL OR c.project_id = $arg.project_id)
+    AND ($arg.project_prefix IS NULL OR c.project_id = $arg.project_prefix
+         OR c.project_id STARTS WITH $arg.project_prefix + '/')
+    AND c.tombstoned_at IS NULL AND NOT coalesce(c.superseded, false)
+    AND (c.valid_to IS NULL OR c.valid_to > $arg.now)
+  WITH c ORDER BY c.open_blockers DESC, c.seq ASC
+  WITH collect(c) AS blocked
+  RETURN size(blocked) AS blocked_total,
+         [b IN blocked[0..$arg.top_blocked] | b {.id, .project_id, .headline, blockers: b.open_blockers}] AS blocked
+}
+CALL () {
+  MATCH (c:Capsule)
+  WHERE ($arg.project_id IS NULL OR c.project_id = $arg.project_id)
+    AND ($arg.project_prefix IS NULL OR c.project_id = $arg.project_prefix
+         OR c.project_id STARTS WITH $arg.project_prefix + '/')
+    AND c.tombstoned_at IS NULL AND NOT coalesce(c.superseded, false)
+    AND (c.valid_to IS NULL OR c.valid_to > $arg.now)
+  WITH c ORDER BY c.updated_at DESC, c.seq ASC
+  LIMIT $arg.newest
+  RETURN collect(c {.id, .kind, .project_id, .headline,
+                    updated_us: c.updated_at.epochSeconds * 1000000 + c.updated_at.microsecond}) AS newest
+}
+CALL () {
+  OPTIONAL MATCH (h:Handoff)
+  WHERE ($arg.project_id IS NULL OR h.project_id = $arg.project_id)
+    AND ($arg.project_prefix IS NULL OR h.project_id = $arg.project_prefix
+         OR h.project_id STARTS WITH $arg.project_prefix + '/')
+    AND h.tombstoned_at IS NULL AND NOT coalesce(h.superseded, false)
+    AND (h.valid_to IS NULL OR h.valid_to > $arg.now)
+  WITH h ORDER BY h.updated_at DESC, h.seq DESC
+  LIMIT 1
+  OPTIONAL MATCH (s:Session)-[:HANDED_OFF]->(h)
+  RETURN CASE WHEN h IS NULL THEN null
+              ELSE h {.id, .project_id, .headline, .content, agent: s.agent, session_id: s.id,
+                      updated_us: h.updated_at.epochSeconds * 1000000 + h.updated_at.microsecond} END AS handoff
+}
+RETURN handoff, counts, blocked_total, blocked, newest

@@ -1,0 +1,115 @@
+"""memory_retrieve read side (SPEC §8): the aliases in scope, then the raw matches, in one read transaction.
+
+Python builds the groups (graphsvc.core.retrieve.build_groups) from the request's terms and the
+aliases taught in the scopes enclosing the fence (graphsvc.store.aliases), and sends their token
+sets, in the form `tokens` stores them (graphsvc.store.maintain.stored_token), to
+`cypher/retrieve/matches.cypher`. That statement finds candidates through the full-text `*_terms`
+indexes, decides each match from the stored tokens, counts exclusions and eligible matches
+exactly, ranks the eligible ones and ships only the first `limit`. Python names each shipped row's
+matched terms, ranks again with the same key and fills the budget (graphsvc.core.retrieve).
+Nothing is written: no counter, no log.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+from neo4j import ManagedTransaction
+
+from graphsvc.core.candidates import Candidate
+from graphsvc.core.retrieve import Group, Match, RetrieveFound, RetrieveRequest, assemble_retrieve, build_groups, covers
+from graphsvc.models import RetrieveRequest as RetrieveInput
+from graphsvc.store.aliases import enclosing_scopes, read_pairs
+from graphsvc.store.bootstrap import RANK_CLAUSES, _quoted
+from graphsvc.store.db import Database, run
+from graphsvc.store.maintain import stored_token
+
+#: The full-text index holding each kind (cypher/schema.cypher): every capsule is in exactly one.
+KIND_INDEX = {
+    "constraint": "constraint_terms", "decision": "decision_terms", "failure_pattern": "failure_pattern_terms",
+    "task": "task_terms", "epic": "task_terms",
+    "fact": "other_terms", "procedure": "other_terms", "doc": "other_terms", "capability": "other_terms",
+    "brainstorm": "other_terms", "handoff": "other_terms",
+}
+_PROBE = re.compile(r"cap-[1-9][0-9]*")
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+
+
+def core_request(request: RetrieveInput) -> RetrieveRequest:
+    return RetrieveRequest(terms=tuple(request.terms), project_id=request.project_id,
+                           project_prefix=request.project_prefix,
+                           kinds=tuple(request.kinds) if request.kinds is not None else None,
+                           limit=request.limit, token_budget=request.token_budget)
+
+
+def stored_groups(groups: list[Group]) -> list[Group]:
+    """The groups with their tokens as `tokens` stores them (a token too long for Lucene is marked)."""
+    def stored(tokens: frozenset[str]) -> frozenset[str]:
+        return frozenset(map(stored_token, tokens))
+    return [Group(g.term, stored(g.own), tuple(stored(a) for a in g.aliases)) for g in groups]
+
+
+def lucene_queries(alternatives: list[list[str]], project_id: str | None) -> list[str]:
+    """Queries that together find every capsule holding all tokens of at least one alternative.
+
+    Each alternative is a group of required quoted terms; alternatives are OR'ed, as many per query
+    as keep it under Lucene's clause limit. An exact project fence is a required clause as well, so
+    Lucene returns only that project's rows.
+    """
+    queries: list[str] = []
+    clauses: list[str] = []
+    used = 0
+    for tokens in alternatives:
+        if clauses and used + len(tokens) > RANK_CLAUSES:
+            queries.append(" ".join(clauses))
+            clauses, used = [], 0
+        clauses.append("(" + " ".join("+tokens:" + _quoted(t) for t in tokens) + ")")
+        used += len(tokens)
+    if clauses:
+        queries.append(" ".join(clauses))
+    if project_id is not None:
+        queries = [f"+project_id:{_quoted(project_id)} +({query})" for query in queries]
+    return queries
+
+
+def statement_parameters(request: RetrieveInput, groups: list[Group], now: datetime) -> dict[str, Any]:
+    alternatives = [{"group": index, "tokens": sorted(tokens)}
+                    for index, group in enumerate(groups) for tokens in group.token_sets]
+    kinds = sorted(set(request.kinds)) if request.kinds is not None else None
+    caller = sorted(frozenset().union(*(g.own for g in groups)))
+    every = sorted(frozenset().union(*(tokens for g in groups for tokens in g.token_sets)))
+    return {
+        "now": now, "limit": request.limit, "kinds": kinds,
+        "indexes": sorted({KIND_INDEX[kind] for kind in (kinds or KIND_INDEX)}),
+        "queries": lucene_queries([a["tokens"] for a in alternatives], request.project_id),
+        "alternatives": alternatives, "caller_tokens": caller, "all_tokens": every,
+        "project_id": request.project_id, "project_prefix": request.project_prefix,
+        "probe_ids": sorted({term for term in request.terms if _PROBE.fullmatch(term)}),
+    }
+
+
+def _match(row: Any, groups: list[Group]) -> Match:
+    matched, groups_covered, tokens_covered = covers(groups, frozenset(row["hit"]))
+    candidate = Candidate(id=row["id"], project_id=row["project_id"], headline=row["headline"],
+                          content=row["content"], updated_at=_EPOCH + timedelta(microseconds=row["updated_us"]),
+                          tier=row["tier"], superseded=False)
+    return Match(candidate, row["kind"], tuple(matched), groups_covered, tokens_covered)
+
+
+def _read(tx: ManagedTransaction, request: RetrieveInput, now: datetime) -> RetrieveFound:
+    pairs = read_pairs(tx, enclosing_scopes(request.project_id, request.project_prefix))
+    groups = stored_groups(build_groups(request.terms, pairs))
+    params = statement_parameters(request, groups, now)
+    if not params["alternatives"] and not params["probe_ids"]:
+        return RetrieveFound(head=[], results_total=0, excluded={})
+    row = run(tx, "retrieve/matches", **params)[0]
+    excluded = {reason: row[reason] for reason in ("superseded", "expired", "archived", "tombstoned") if row[reason]}
+    return RetrieveFound(head=[_match(r, groups) for r in row["head"]], results_total=row["results_total"],
+                         excluded=excluded)
+
+
+def retrieve(db: Database, request: RetrieveInput, now: datetime) -> dict[str, Any]:
+    """SPEC §8: what the store knows about the request's terms, at the request clock `now`."""
+    return assemble_retrieve(db.read(lambda tx: _read(tx, request, now)), core_request(request), now)

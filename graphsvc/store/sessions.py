@@ -1,0 +1,71 @@
+"""SPEC §11 sessions and handoff: `(:Session)-[:HANDED_OFF]->(:Capsule:Handoff)`.
+
+Start opens a `(:Session {id: 'ses-<n>', agent, project_id, started_at})`. Finish, in ONE write
+transaction: locks the session, stores the handoff as a capsule of kind `handoff` in the session's
+project through the ordinary ingest (so it is maintained, exported and read like any capsule),
+superseding every live handoff earlier sessions of the same agent left in that project, links it to
+the session and closes the session with the hash of the finish request. Finishing again with the same
+request answers what the first finish did and writes nothing (idempotent); with another request it is
+a 409 naming the session; an unknown session is a 404.
+
+The handoff's content is the handoff text, then the next steps as a "Next steps:" list. A handoff
+counts in no pack section (its kind is in none), so bootstrap never shows it; digest leads with the
+newest live one in scope. Sessions themselves are not exported (the capsule is).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from datetime import datetime
+from typing import Any
+
+from neo4j import ManagedTransaction
+
+from graphsvc.errors import Conflict, NotFound
+from graphsvc.models import CapsuleIn, SessionFinish, SessionStart
+from graphsvc.store.db import Database, run
+from graphsvc.store.idempotency import Wrap, within
+from graphsvc.store.ingest import _ingest
+
+
+def start(db: Database, request: SessionStart, now: datetime, wrap: Wrap | None = None) -> str:
+    """Open a session; its id."""
+    return db.write(within(wrap, lambda tx: run(tx, "sessions/start", agent=request.agent,
+                                                project_id=request.project_id, now=now)[0]["id"]))
+
+
+def handoff_content(request: SessionFinish) -> str:
+    if not request.next_steps:
+        return request.handoff
+    return request.handoff.rstrip() + "\n\nNext steps:\n" + "\n".join(f"- {step}" for step in request.next_steps)
+
+
+def _finish_hash(request: SessionFinish) -> str:
+    canonical = json.dumps(request.model_dump(), sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    return hashlib.sha256(canonical.encode("ascii")).hexdigest()
+
+
+def _finish(tx: ManagedTransaction, request: SessionFinish, now: datetime) -> dict[str, Any]:
+    rows = run(tx, "sessions/lock", id=request.session_id)
+    if not rows:
+        raise NotFound(f"session {request.session_id} does not exist; start one with memory_session_start",
+                       field="session_id")
+    session, digest = rows[0], _finish_hash(request)
+    if session["finished"]:
+        if session["finish_hash"] == digest:
+            return {"session_id": request.session_id, "handoff_id": session["handoff_id"]}
+        raise Conflict(f"session {request.session_id} is already finished with another handoff "
+                       f"({session['handoff_id']}); start a new session to leave a new one", field="session_id")
+    previous = [r["id"] for r in run(tx, "sessions/previous_handoffs", agent=session["agent"],
+                                     project_id=session["project_id"])]
+    capsule = CapsuleIn(project_id=session["project_id"], kind="handoff", content=handoff_content(request),
+                        supersedes=previous)
+    (handoff_id,) = _ingest(tx, [capsule], now, batch=False)
+    run(tx, "sessions/finish", id=request.session_id, handoff_id=handoff_id, now=now, finish_hash=digest)
+    return {"session_id": request.session_id, "handoff_id": handoff_id}
+
+
+def finish(db: Database, request: SessionFinish, now: datetime, wrap: Wrap | None = None) -> dict[str, Any]:
+    """Close a session and store its handoff; {session_id, handoff_id}."""
+    return db.write(within(wrap, lambda tx: _finish(tx, request, now)))
