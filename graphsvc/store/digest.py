@@ -1,6 +1,6 @@
 """memory_digest read side (SPEC §9), in one read transaction.
 
-The ready section is read by the pack's own statement (graphsvc.store.bootstrap: the same fences and
+The ready section is read by the pack's own statements (graphsvc.store.bootstrap: the same fences and
 clock, no terms) and rendered by the pack's own function (graphsvc.core.pack.ready_section), so a
 digest's `ready` and `ready_total` are the pack's by construction. Counts per kind, blocked tasks and
 the newest live capsules come from `cypher/digest/sections.cypher`.
@@ -17,7 +17,7 @@ from graphsvc.core.digest import BLOCKED_CAP, COUNT_STATES, DigestParts, assembl
 from graphsvc.core.pack import ready_section
 from graphsvc.core.timefmt import iso_utc
 from graphsvc.models import BootstrapRequest, DigestRequest
-from graphsvc.store.bootstrap import inputs_from_row, pack_statement, statement_parameters
+from graphsvc.store.bootstrap import inputs_from_row, read_sections, statement_parameters
 from graphsvc.store.db import Database, run
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
@@ -28,7 +28,7 @@ def _ready(tx: ManagedTransaction, request: DigestRequest, now: datetime) -> tup
     pack_request = BootstrapRequest(project_id=request.project_id, project_prefix=request.project_prefix,
                                     token_budget=0)
     params = statement_parameters(pack_request, now)
-    sections = run(tx, pack_statement(request.project_id, request.project_prefix), **params)[0]
+    sections = read_sections(tx, pack_request, params)
     head, rows, total = ready_section(inputs_from_row(sections, sections["loop_edges"], params["whole_weight"]),
                                       now, rows=0)
     return head, rows, total

@@ -312,9 +312,11 @@ def test_aliases_travel_with_export_and_import(svc, clock, db):
     lines = list(svc.export_lines())
     assert json.loads(lines[-1]) == {"alias": {"aliases": ["redis"], "project_prefix": "p/x", "term": "cache"}}
     db.wipe_all()
-    assert svc.import_lines(lines) == {"capsules": 1, "edges": 0, "aliases": 2}
+    none_present = {"capsules": 0, "edges": 0}
+    assert svc.import_lines(lines) == {"capsules": 1, "edges": 0, "aliases": 2, "already_present": none_present}
     assert list(svc.export_lines()) == lines
-    assert svc.import_lines(lines[-2:]) == {"capsules": 0, "edges": 0, "aliases": 2}  # merging again changes nothing
+    # merging again changes nothing
+    assert svc.import_lines(lines[-2:]) == {"capsules": 0, "edges": 0, "aliases": 2, "already_present": none_present}
     assert list(svc.export_lines()) == lines
     assert retrieve(svc, clock, {"terms": ["postgres"]})["results"][0]["matched_terms"] == ["alias:postgres"]
 
@@ -402,12 +404,12 @@ def test_the_random_stores_reached_every_outcome_and_alias_matches():
 
 
 def test_http_routes_retrieve_teach_and_list(db):
-    from starlette.testclient import TestClient
+    from tests.integration.live_server import started_client
 
     from graphsvc.clock import fixed_clock
     from graphsvc.surfaces.http.app import create_app
 
-    with TestClient(create_app(GraphService(db, clock=fixed_clock(NOW)))) as http:
+    with started_client(create_app(GraphService(db, clock=fixed_clock(NOW)))) as http:
         assert http.post("/v1/capsules", json={"project_id": "p", "kind": "fact", "content": "pg tuning"}).status_code == 201
         taught = http.post("/v1/aliases", json={"term": "postgres", "aliases": ["pg"]},
                            headers={"Idempotency-Key": "teach-1"})

@@ -146,12 +146,12 @@ def test_a_handoff_travels_with_export_and_import(svc, db):
 
 
 def test_http_routes_start_and_finish(db):
-    from starlette.testclient import TestClient
+    from tests.integration.live_server import started_client
 
     from graphsvc.clock import fixed_clock
     from graphsvc.surfaces.http.app import create_app
 
-    with TestClient(create_app(GraphService(db, clock=fixed_clock(NOW)))) as http:
+    with started_client(create_app(GraphService(db, clock=fixed_clock(NOW)))) as http:
         started = http.post("/v1/sessions", json={"agent": "a", "project_id": "p"})
         assert started.status_code == 201 and started.json()["session_id"] == "ses-1"
         assert started.json()["digest"]["counts"] == {}
