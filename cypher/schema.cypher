@@ -128,3 +128,7 @@ FOR (c:Capsule) ON (c.counted, c.project_id, c.valid_to);
 
 // Replaced by the one above (the store-wide seek read every expired capsule of the store).
 DROP INDEX capsule_counted_valid_to IF EXISTS;
+
+// API keys (issue 27, graphsvc.store.keys): looked up by id on every keyed request.
+CREATE CONSTRAINT api_key_id_unique IF NOT EXISTS
+FOR (k:ApiKey) REQUIRE k.id IS UNIQUE;

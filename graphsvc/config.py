@@ -100,6 +100,8 @@ class Settings(BaseSettings):
     # Requests the service lets wait on Neo4j at once, shared by its workers (each admits
     # ceil(this / workers)); beyond it a fast 503 + Retry-After.
     graphsvc_max_inflight: int = Field(default=32, ge=1)
+    # Turn auth on with API keys only (docs/keys.md), even when GRAPHSVC_API_TOKEN is not set.
+    graphsvc_require_keys: bool = Field(default=False)
 
     @field_validator("graphsvc_log_level")
     @classmethod

@@ -8,6 +8,7 @@ never disagree about a rule.
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -16,11 +17,14 @@ from datetime import datetime, timedelta
 from typing import Any, Callable, Iterable, Iterator
 
 from graphsvc import telemetry
+from graphsvc.access import principal
 from graphsvc.clock import Clock, system_clock
+from graphsvc.core.apikeys import KEY_ID
+from graphsvc.keyring import KeyRing
 from graphsvc.store.db import Database
 from graphsvc.store.idempotency import DEFAULT_TTL, IdempotencyKey, Replayed, Wrap, check, guard, purge_expired
 from graphsvc.errors import BadRequest, Conflict, InvalidInput, Unavailable
-from graphsvc.models import BootstrapRequest, CapsuleIn, CapsuleUpdate, IngestBatch, RelateRequest
+from graphsvc.models import BootstrapRequest, CapsuleIn, CapsuleUpdate, IngestBatch, KeyCreate, RelateRequest
 from graphsvc.validation import parse
 
 
@@ -39,6 +43,28 @@ WARM_REQUESTS: tuple[dict[str, Any], ...] = (
 )
 
 
+#: The right each service operation needs (graphsvc.access): filled by `operation`, one entry per
+#: operation a surface may call. tests/unit/test_operations.py holds every public method to it.
+OPERATION_RIGHTS: dict[str, str] = {}
+
+
+def operation(right: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Declare a service operation and the right it needs: the calling principal
+    (graphsvc.access.current_principal, set by the surface) is checked here, before the operation
+    runs, for every surface alike. The operation itself applies the principal's scope to what it
+    reads or writes (`Principal.fence`, `covers`, `check_write`)."""
+    def declare(method: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(method)
+        def checked(self: Any, *args: Any, **kwargs: Any) -> Any:
+            principal().require(right, method.__name__)
+            return method(self, *args, **kwargs)
+
+        OPERATION_RIGHTS[method.__name__] = right
+        checked.required_right = right  # type: ignore[attr-defined]
+        return checked
+    return declare
+
+
 #: Set in the warm-up's own calls, which must pass the warming gate in `bootstrap`.
 _warming_call: ContextVar[bool] = ContextVar("graphsvc_warming_call", default=False)
 
@@ -51,6 +77,7 @@ class GraphService:
         self._schema_applied = False
         self._schema_lock = threading.Lock()
         self._plans_warm = False  # set by `warm`; `ready` waits for it
+        self.keys = KeyRing(db, clock)  # resolves API keys to principals (the surfaces' auth)
         # A restarted Neo4j has an empty plan cache: plan the writes again too, not only the packs.
         db.on_reconnect = lambda: self.warm(writes=True)
 
@@ -136,14 +163,17 @@ class GraphService:
 
     # -- the product ------------------------------------------------------
 
+    @operation("read")
     def bootstrap(self, data: Any) -> dict[str, Any]:
-        """SPEC §4: the cold-start pack. Bad input → 400 naming the field."""
+        """SPEC §4: the cold-start pack. Bad input → 400 naming the field. A scoped key's pack is
+        fenced to its scope (docs/keys.md); a fence outside it is a 403."""
         from graphsvc.store.bootstrap import build_pack
 
         request = parse(BootstrapRequest, data if data is not None else {}, BadRequest)
+        scope = principal().fence(request.project_id, request.project_prefix)
         self.ensure_schema()
         self._refuse_while_warming()
-        pack = build_pack(self.db, request, self.clock())
+        pack = build_pack(self.db, request, self.clock(), scope)
         telemetry.observe_pack(pack)
         return pack
 
@@ -172,56 +202,100 @@ class GraphService:
         telemetry.IDEMPOTENT_REPLAYS.labels(operation=operation).inc()
         return replay.body
 
+    @operation("write")
     def ingest(self, data: Any, idempotency: IdempotencyKey | None = None) -> dict[str, Any]:
-        """One capsule, or `{"items": [...]}` (≤ 1000) all-or-nothing."""
+        """One capsule, or `{"items": [...]}` (≤ 1000) all-or-nothing; a project outside the key's scope is a 403."""
         from graphsvc.store.ingest import ingest
 
         batch = isinstance(data, dict) and "items" in data
         items = parse(IngestBatch, data, InvalidInput).items if batch else [parse(CapsuleIn, data, InvalidInput)]
+        caller = principal()
+        for index, item in enumerate(items):
+            caller.check_write(item.project_id, f"items[{index}].project_id" if batch else "project_id")
         now = self.clock()
         return self._once(idempotency, "ingest", data, now,
-                          lambda wrap: ingest(self.db, items, now, batch=batch, wrap=wrap),
+                          lambda wrap: ingest(self.db, items, now, batch=batch, wrap=wrap, visible=caller.covers),
                           render=lambda ids: {"ids": ids})
 
+    # For relate, update and tombstone a capsule outside a scoped key's scope is answered exactly
+    # as an unknown id (docs/keys.md): `visible` makes the store's lookups treat it so.
+
+    @operation("write")
     def relate(self, data: Any, idempotency: IdempotencyKey | None = None) -> dict[str, Any]:
         from graphsvc.store.relate import relate
 
-        req, now = parse(RelateRequest, data, InvalidInput), self.clock()
-        return self._once(idempotency, "relate", data, now, lambda wrap: relate(self.db, req, now, wrap=wrap))
+        req, now, visible = parse(RelateRequest, data, InvalidInput), self.clock(), principal().covers
+        return self._once(idempotency, "relate", data, now,
+                          lambda wrap: relate(self.db, req, now, wrap=wrap, visible=visible))
 
+    @operation("write")
     def update(self, capsule_id: str, data: Any, idempotency: IdempotencyKey | None = None) -> dict[str, Any]:
         from graphsvc.store.update import update
 
-        upd, now = parse(CapsuleUpdate, data, InvalidInput), self.clock()
+        upd, now, visible = parse(CapsuleUpdate, data, InvalidInput), self.clock(), principal().covers
         return self._once(idempotency, "update", {"id": capsule_id, "changes": data}, now,
-                          lambda wrap: update(self.db, capsule_id, upd, now, wrap=wrap))
+                          lambda wrap: update(self.db, capsule_id, upd, now, wrap=wrap, visible=visible))
 
+    @operation("write")
     def tombstone(self, capsule_ids: list[str], idempotency: IdempotencyKey | None = None) -> dict[str, Any]:
         from graphsvc.store.tombstone import tombstone
 
-        now = self.clock()
+        now, visible = self.clock(), principal().covers
         return self._once(idempotency, "tombstone", {"ids": capsule_ids}, now,
-                          lambda wrap: tombstone(self.db, capsule_ids, now, wrap=wrap))
+                          lambda wrap: tombstone(self.db, capsule_ids, now, wrap=wrap, visible=visible))
 
     # -- reads (SPEC §5) --------------------------------------------------
 
+    @operation("read")
     def get(self, capsule_ids: list[str]) -> dict[str, Any]:
         from graphsvc.store.reads import get_capsules
 
-        return get_capsules(self.db, capsule_ids, self.clock())
+        return get_capsules(self.db, capsule_ids, self.clock(), visible=principal().covers)
 
+    @operation("read")
     def list(self, data: Any) -> dict[str, Any]:
         from graphsvc.store.reads import list_capsules
 
-        return list_capsules(self.db, data, self.clock())
+        caller = principal()
+        return list_capsules(self.db, data, self.clock(), fence=caller.fence, visible=caller.covers)
+
+    # -- API keys (issue 27; docs/keys.md) ----------------------------------
+
+    @operation("admin")
+    def keys_create(self, data: Any) -> dict[str, Any]:
+        """A new key; the answer's `key` is the only time its secret is shown."""
+        from graphsvc.store.keys import create_key
+
+        request = parse(KeyCreate, data if data is not None else {}, InvalidInput)
+        self.ensure_schema()
+        return create_key(self.db, request.label, request.rights, request.prefixes, self.clock())
+
+    @operation("admin")
+    def keys_list(self) -> dict[str, Any]:
+        from graphsvc.store.keys import list_keys
+
+        self.ensure_schema()
+        return {"keys": list_keys(self.db)}
+
+    @operation("admin")
+    def keys_revoke(self, key_id: Any) -> dict[str, Any]:
+        """Revoke a key (idempotent); every worker refuses it within a second (graphsvc.keyring)."""
+        from graphsvc.store.keys import revoke_key
+
+        if not isinstance(key_id, str) or KEY_ID.fullmatch(key_id) is None:
+            raise InvalidInput("id: an API key id is 12 lowercase hex digits (the part after gsk_)", field="id")
+        self.ensure_schema()
+        return revoke_key(self.db, key_id, self.clock())
 
     # -- transfer (SPEC §5) -----------------------------------------------
 
+    @operation("admin")
     def export_lines(self) -> Iterator[str]:
         from graphsvc.store.transfer import export_lines
 
         return export_lines(self.db)
 
+    @operation("admin")
     def import_lines(self, lines: Iterable[str], progress: Any = None,
                      idempotency: IdempotencyKey | None = None) -> dict[str, Any]:
         """All-or-nothing import; with a key, the key is recorded in the import's last transaction.

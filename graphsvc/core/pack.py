@@ -132,6 +132,8 @@ class PackRequest:
     project_id: str | None
     project_prefix: str | None
     token_budget: int
+    #: A scoped API key's prefixes when the request has no fence: the pack covers their union.
+    key_scope: tuple[str, ...] | None = None
 
 
 Row = dict[str, Any]
@@ -368,6 +370,8 @@ def _scope(request: PackRequest) -> Row:
         scope["project_id"] = request.project_id
     if request.project_prefix is not None:
         scope["project_prefix"] = request.project_prefix
+    if request.key_scope is not None:
+        scope["key_prefixes"] = list(request.key_scope)
     return scope
 
 

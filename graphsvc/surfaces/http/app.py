@@ -18,7 +18,7 @@ from graphsvc import telemetry
 from graphsvc.errors import ServiceError, Unavailable, with_request_id
 from graphsvc.surfaces.mcp import McpHttpEndpoint
 from graphsvc.service import GraphService
-from graphsvc.surfaces.http import bootstrap_routes, capsule_routes
+from graphsvc.surfaces.http import bootstrap_routes, capsule_routes, key_routes
 from graphsvc.config import Settings
 from graphsvc.surfaces.deadline import RequestDeadline
 from graphsvc.surfaces.http.access_log import AccessLogMiddleware
@@ -35,7 +35,7 @@ log = logging.getLogger(__name__)
 
 DEFAULT_MAX_INFLIGHT = Settings.model_fields["graphsvc_max_inflight"].default
 
-ROUTE_MODULES = [capsule_routes, bootstrap_routes]
+ROUTE_MODULES = [capsule_routes, bootstrap_routes, key_routes]
 
 BASE_OPERATIONS = [
     Operation("GET", "/healthz", "The process is up", public=True, error_statuses=()),
@@ -102,6 +102,7 @@ def create_app(
     metrics_token: str | None = None,
     max_inflight: int = DEFAULT_MAX_INFLIGHT,
     owns_service: bool = False,
+    require_keys: bool = False,
 ) -> Starlette:
     """The app; with a non-empty `api_token`, every route but /healthz needs it as a Bearer token.
 
@@ -109,6 +110,9 @@ def create_app(
     Neo4j driver; a service shared with other code (the tests) is left open.
 
     `metrics_token` (GRAPHSVC_METRICS_TOKEN) replaces the API token on GET /metrics only.
+
+    Auth is on when `api_token` is set or `require_keys` (GRAPHSVC_REQUIRE_KEYS); then API keys
+    (docs/keys.md) are accepted beside the token, which stays an admin key.
 
     `mcp_allowed_hosts` turns on the MCP SDK's Host/Origin check for /mcp (see McpHttpEndpoint).
     `max_inflight` bounds the requests waiting on Neo4j at once (GRAPHSVC_MAX_INFLIGHT; see shedding).
@@ -167,8 +171,9 @@ def create_app(
         Middleware(LoadShedding, limit=max_inflight),
         Middleware(JsonErrorsMiddleware),
     ]
-    if api_token:
-        middleware.append(Middleware(BearerTokenAuth, token=api_token, open_paths=frozenset(open_paths)))
+    if api_token or require_keys:
+        middleware.append(Middleware(BearerTokenAuth, token=api_token or None, open_paths=frozenset(open_paths),
+                                     keys=service.keys, bound=service.request_bound))
     middleware += [Middleware(RequestDeadline, seconds=service.request_bound), Middleware(BookmarkHeader)]
     app = Starlette(
         routes=route_list,

@@ -35,4 +35,5 @@ def app_from_env() -> Starlette:
         metrics_token=configured_token(settings.graphsvc_metrics_token),
         max_inflight=inflight_share(settings.graphsvc_max_inflight, settings.graphsvc_workers),
         owns_service=True,
+        require_keys=settings.graphsvc_require_keys,
     )
