@@ -53,6 +53,10 @@ STATEMENTS: tuple[tuple[str, dict[str, Any]], ...] = (
                                            "section": "decisions", "delta": 0}]}),
     ("maintain/blocked_targets", {"ids": [_NOWHERE]}),
     ("maintain/superseded_targets", {"ids": [_NOWHERE]}),
+    ("keys/create", {"id": "000000000000", "label": "warm-up", "rights": "read", "prefixes": None, "salt": "",
+                     "secret_hash": "", "now": _NOW}),
+    ("keys/revoke", {"id": "000000000000", "now": _NOW}),
+    ("keys/touch", {"id": "000000000000", "now": _NOW, "before": _NOW}),
     # Last: these take locks every writer needs (the id counter, the BLOCKS order, a key's node),
     # held until the roll-back, so that is milliseconds after them, not the whole warm-up.
     ("idempotency/claim", {"caller": "", "key": "graphsvc-warm-up", "now": _NOW}),
