@@ -63,6 +63,15 @@ class Principal:
     prefixes: tuple[str, ...] | None
     caller: str = ""
 
+    def provenance(self) -> dict[str, str]:
+        """What a write records about its writer (`written_by`, `written_by_label` on the capsule): the
+        key id and label; for GRAPHSVC_API_TOKEN its name; nothing when auth is off (the operator)."""
+        if self.key_id is not None:
+            return {"written_by": self.key_id, "written_by_label": self.label}
+        if self is OPERATOR or self.caller == "":
+            return {}
+        return {"written_by": self.label, "written_by_label": self.label}
+
     def allows(self, right: str) -> bool:
         return RIGHTS.index(self.right) >= RIGHTS.index(right)
 

@@ -214,7 +214,8 @@ class GraphService:
             caller.check_write(item.project_id, f"items[{index}].project_id" if batch else "project_id")
         now = self.clock()
         return self._once(idempotency, "ingest", data, now,
-                          lambda wrap: ingest(self.db, items, now, batch=batch, wrap=wrap, visible=caller.covers),
+                          lambda wrap: ingest(self.db, items, now, batch=batch, wrap=wrap, visible=caller.covers,
+                                              provenance=caller.provenance()),
                           render=lambda ids: {"ids": ids})
 
     # For relate, update and tombstone a capsule outside a scoped key's scope is answered exactly
@@ -232,9 +233,10 @@ class GraphService:
     def update(self, capsule_id: str, data: Any, idempotency: IdempotencyKey | None = None) -> dict[str, Any]:
         from graphsvc.store.update import update
 
-        upd, now, visible = parse(CapsuleUpdate, data, InvalidInput), self.clock(), principal().covers
+        upd, now, caller = parse(CapsuleUpdate, data, InvalidInput), self.clock(), principal()
         return self._once(idempotency, "update", {"id": capsule_id, "changes": data}, now,
-                          lambda wrap: update(self.db, capsule_id, upd, now, wrap=wrap, visible=visible))
+                          lambda wrap: update(self.db, capsule_id, upd, now, wrap=wrap, visible=caller.covers,
+                                              provenance=caller.provenance()))
 
     @operation("write")
     def tombstone(self, capsule_ids: list[str], idempotency: IdempotencyKey | None = None) -> dict[str, Any]:

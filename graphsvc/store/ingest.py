@@ -48,7 +48,7 @@ def _check_references(tx: ManagedTransaction, items: Sequence[CapsuleIn], batch:
                     )
 
 
-def _row(item: CapsuleIn, capsule_id: str, seq: int) -> dict[str, Any]:
+def _row(item: CapsuleIn, capsule_id: str, seq: int, provenance: dict[str, str]) -> dict[str, Any]:
     """One node's label and properties; created_at/updated_at are the request's `now`, sent once per batch.
 
     Maintained fields start as a capsule nothing supersedes: its folded tokens, `superseded`
@@ -68,6 +68,7 @@ def _row(item: CapsuleIn, capsule_id: str, seq: int) -> dict[str, Any]:
         props["status"] = item.status
     if item.valid_to is not None:
         props["valid_to"] = item.valid_to
+    props.update(provenance)  # written_by, written_by_label: the key that wrote it (graphsvc.access)
     props["tokens"] = maintain.folded_tokens(item.headline, item.content)
     props["superseded"] = False
     if item.kind in DAG_KINDS:
@@ -79,13 +80,13 @@ def _row(item: CapsuleIn, capsule_id: str, seq: int) -> dict[str, Any]:
 
 
 def _ingest(tx: ManagedTransaction, items: Sequence[CapsuleIn], now: datetime, batch: bool,
-            visible: Visible) -> list[str]:
+            visible: Visible, provenance: dict[str, str]) -> list[str]:
     if any(item.blocks or item.blocked_by for item in items):
         blocks_order.lock(tx)  # before any other write: one lock order for every inserting transaction
     _check_references(tx, items, batch, visible)
     first = run(tx, "capsules/allocate_ids", count=len(items))[0]["first"]
     ids = [f"cap-{first + offset}" for offset in range(len(items))]
-    rows = [_row(item, capsule_id, first + offset) for offset, (item, capsule_id) in enumerate(zip(items, ids))]
+    rows = [_row(item, capsule_id, first + offset, provenance) for offset, (item, capsule_id) in enumerate(zip(items, ids))]
     run(tx, "capsules/create", rows=rows, now=now)
     maintain.count_created(tx, [(row["props"]["project_id"], row["props"]["counted"])
                                 for row in rows if "counted" in row["props"]])
@@ -110,10 +111,11 @@ def _ingest(tx: ManagedTransaction, items: Sequence[CapsuleIn], now: datetime, b
 
 
 def ingest(db: Database, items: Sequence[CapsuleIn], now: datetime, *, batch: bool = True,
-           wrap: Wrap | None = None, visible: Visible = None) -> list[str]:
+           wrap: Wrap | None = None, visible: Visible = None,
+           provenance: dict[str, str] | None = None) -> list[str]:
     """Store validated capsules and their edges; return the new ids in item order.
 
     `batch` only changes how error fields are named (`items[3].blocks[0]` vs `blocks[0]`);
     `wrap` composes the unit of work (an idempotency key is stored in the same transaction).
     """
-    return db.write(within(wrap, lambda tx: _ingest(tx, items, now, batch, visible)))
+    return db.write(within(wrap, lambda tx: _ingest(tx, items, now, batch, visible, provenance or {})))

@@ -55,7 +55,7 @@ def _changes(upd: CapsuleUpdate, kind: str, headline: str, content: str, now: da
 
 
 def _update(tx: ManagedTransaction, capsule_id: str, upd: CapsuleUpdate, now: datetime,
-            visible: Visible) -> dict[str, Any]:
+            visible: Visible, provenance: dict[str, str]) -> dict[str, Any]:
     found = run(tx, "capsules/lookup_for_update", id=capsule_id)
     # A capsule the caller's key may not see is answered as if it did not exist (no existence leak).
     if not found or (visible is not None and not visible(found[0]["project_id"])):
@@ -68,7 +68,8 @@ def _update(tx: ManagedTransaction, capsule_id: str, upd: CapsuleUpdate, now: da
     if "headline" in changes or "content" in changes:
         changes["tokens"] = maintain.folded_tokens(changes.get("headline", current["headline"]),
                                                    changes.get("content", current["content"]))
-    run(tx, "capsules/update", id=capsule_id, changes=changes)
+    # The last writer replaces the previous one (its `written_by`); with auth off nothing changes.
+    run(tx, "capsules/update", id=capsule_id, changes={**changes, **provenance})
     # done/open changes its own readiness and whether it blocks others; tier which section it counts in
     blocked = maintain.blocked_by_changes(tx, [capsule_id]) if "status" in changes else []
     maintain.refresh(tx, readiness=blocked, touched=[capsule_id])
@@ -76,7 +77,8 @@ def _update(tx: ManagedTransaction, capsule_id: str, upd: CapsuleUpdate, now: da
 
 
 def update(db: Database, capsule_id: str, upd: CapsuleUpdate, now: datetime,
-           wrap: Wrap | None = None, visible: Visible = None) -> dict[str, Any]:
+           wrap: Wrap | None = None, visible: Visible = None,
+           provenance: dict[str, str] | None = None) -> dict[str, Any]:
     """Apply the update and return the full capsule as get would show it."""
     capsule_id = valid_id(capsule_id)
-    return db.write(within(wrap, lambda tx: _update(tx, capsule_id, upd, now, visible)))
+    return db.write(within(wrap, lambda tx: _update(tx, capsule_id, upd, now, visible, provenance or {})))

@@ -239,3 +239,27 @@ def test_idempotency_keys_are_scoped_per_api_key(db):
     assert one.status_code == again.status_code == other.status_code == 201
     assert again.json() == one.json() and again.headers.get("idempotent-replayed") == "true"
     assert other.json() != one.json()  # another key's k1 is another write
+
+
+def test_writes_record_the_key_that_wrote_them_and_export_import_keep_it(db, caplog):
+    import logging
+
+    caplog.set_level(logging.INFO, logger="graphsvc.access")  # the line is written after the answer is sent
+    service = GraphService(db, clock=fixed_clock(NOW))
+    writer, editor = make_key(service, "write", "shop", label="writer-agent"), make_key(service, "write", label="editor")
+    with LiveServer(create_app(service, require_keys=True)) as live, httpx.Client(base_url=live.url, timeout=30) as http:
+        made = http.post("/v1/capsules", json={"project_id": "shop", "kind": "task", "content": "Do it"},
+                         headers=bearer(writer["key"]))
+        capsule_id = made.json()["ids"][0]
+        got = http.get(f"/v1/capsules/{capsule_id}", headers=bearer(writer["key"])).json()
+        assert (got["written_by"], got["written_by_label"]) == (writer["id"], "writer-agent")
+        changed = http.patch(f"/v1/capsules/{capsule_id}", json={"status": "done"}, headers=bearer(editor["key"])).json()
+        assert (changed["written_by"], changed["written_by_label"]) == (editor["id"], "editor")
+    lines = [r.getMessage() for r in caplog.records if r.name == "graphsvc.access"]
+    assert any(line.startswith("POST /v1/capsules 201") and f"key={writer['id']}" in line for line in lines), lines
+    assert not any(writer["key"].split("_")[2] in line for line in lines)
+    exported = list(service.export_lines())
+    assert json.loads(exported[0])["capsule"]["written_by"] == editor["id"]
+    db.wipe_all()
+    service.import_lines(exported)
+    assert list(service.export_lines()) == exported
