@@ -24,7 +24,7 @@ from graphsvc.surfaces.deadline import RequestDeadline
 from graphsvc.surfaces.http.access_log import AccessLogMiddleware
 from graphsvc.surfaces.http.auth import OPEN_PATHS, BearerTokenAuth
 from graphsvc.surfaces.http.bookmark_header import BookmarkHeader
-from graphsvc.surfaces.http.shedding import LoadShedding
+from graphsvc.surfaces.http.shedding import KeyShare, LoadShedding
 from graphsvc.surfaces.http.common import call
 from graphsvc.surfaces.http.json_errors import JsonErrorsMiddleware
 from graphsvc.surfaces.http.metrics import MetricsMiddleware, metrics_route
@@ -103,6 +103,7 @@ def create_app(
     max_inflight: int = DEFAULT_MAX_INFLIGHT,
     owns_service: bool = False,
     require_keys: bool = False,
+    key_max_inflight: int | None = None,
 ) -> Starlette:
     """The app; with a non-empty `api_token`, every route but /healthz needs it as a Bearer token.
 
@@ -112,7 +113,8 @@ def create_app(
     `metrics_token` (GRAPHSVC_METRICS_TOKEN) replaces the API token on GET /metrics only.
 
     Auth is on when `api_token` is set or `require_keys` (GRAPHSVC_REQUIRE_KEYS); then API keys
-    (docs/keys.md) are accepted beside the token, which stays an admin key.
+    (docs/keys.md) are accepted beside the token, which stays an admin key. `key_max_inflight`: one
+    API key's share of this process's in-flight requests (default a quarter of `max_inflight`).
 
     `mcp_allowed_hosts` turns on the MCP SDK's Host/Origin check for /mcp (see McpHttpEndpoint).
     `max_inflight` bounds the requests waiting on Neo4j at once (GRAPHSVC_MAX_INFLIGHT; see shedding).
@@ -174,6 +176,7 @@ def create_app(
     if api_token or require_keys:
         middleware.append(Middleware(BearerTokenAuth, token=api_token or None, open_paths=frozenset(open_paths),
                                      keys=service.keys, bound=service.request_bound))
+        middleware.append(Middleware(KeyShare, limit=key_max_inflight or max(1, max_inflight // 4)))
     middleware += [Middleware(RequestDeadline, seconds=service.request_bound), Middleware(BookmarkHeader)]
     app = Starlette(
         routes=route_list,

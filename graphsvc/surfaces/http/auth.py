@@ -23,13 +23,14 @@ from graphsvc.access import Forbidden, Principal, current_principal
 from graphsvc.errors import ServiceError, Unauthorized, Unavailable
 from graphsvc.keyring import KeyRing
 from graphsvc.surfaces.deadline import run_bounded, within
+from graphsvc.surfaces.http import shedding
 
 OPEN_PATHS = frozenset({"/healthz"})
 #: Where an authenticated request carries its caller's idempotency scope (a key id, or the SHA-256
 #: of the env token, never a secret) ...
 CALLER_STATE = "graphsvc.caller"
 #: ... and its Principal (graphsvc.access).
-PRINCIPAL_STATE = "graphsvc.principal"
+PRINCIPAL_STATE = shedding.PRINCIPAL_STATE
 #: Routes that are not service operations but need the admin right (the rest need any valid key).
 ADMIN_PATHS = frozenset({"/metrics"})
 _SCHEME = b"bearer "
