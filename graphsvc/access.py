@@ -19,7 +19,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Iterable
 
-from graphsvc.errors import ServiceError
+from graphsvc.errors import Forbidden
 
 RIGHTS = ("read", "write", "admin")
 #: What a right lets its holder do, named for the refusal that tells a key what it may do instead.
@@ -30,11 +30,7 @@ RIGHT_MEANS = {
 }
 
 
-class Forbidden(ServiceError):
-    """The caller is known but its key does not allow this (a right or a project outside its scope)."""
-
-    status = 403
-    code = "forbidden"
+__all__ = ["Forbidden", "OPERATOR", "Principal", "covers", "current_principal", "normal_prefixes", "principal"]
 
 
 def covers(prefix: str, project_id: str) -> bool:
