@@ -263,3 +263,33 @@ def test_writes_record_the_key_that_wrote_them_and_export_import_keep_it(db, cap
     db.wipe_all()
     service.import_lines(exported)
     assert list(service.export_lines()) == exported
+
+
+def test_scoped_tool_results_match_the_advertised_output_schemas(db):
+    """MCP clients validate structuredContent against each tool's outputSchema: a scoped key's pack
+    (key_prefixes), a get with hidden edges and provenance, and a refusal must all pass."""
+    import jsonschema
+
+    from graphsvc.surfaces.mcp import TOOLS, call_tool
+
+    s = Store(db)
+    inside = s.put("task", "Inside", project_id="shop")
+    outside = s.put("task", "Outside", project_id="other")
+    s.block(outside, inside)
+    service = s.at(NOW)
+    schemas = {spec.name: spec.to_tool().output_schema for spec in TOOLS}
+    writer = scoped("write", "shop", "billing")
+    with acting_as(writer):
+        results = [("memory_bootstrap", call_tool(service, "memory_bootstrap", {})),
+                   ("memory_update", call_tool(service, "memory_update", {"id": inside, "tier": "stale"})),
+                   ("memory_get", call_tool(service, "memory_get", {"ids": [inside]})),
+                   ("memory_list", call_tool(service, "memory_list", {})),
+                   ("memory_ingest", call_tool(service, "memory_ingest", {"items": [{"project_id": "other",
+                                                                                    "kind": "fact", "content": "x"}]}))]
+    for name, result in results:
+        jsonschema.validate(result.structured_content, schemas[name])
+    pack, _, got, _, refused = (result.structured_content for _, result in results)
+    assert pack["scope"] == {"key_prefixes": ["billing", "shop"]}
+    capsule = got["capsules"][0]
+    assert capsule["edges"]["hidden"] == {"out": 0, "in": 1} and capsule["written_by"] == writer.key_id
+    assert refused["error"]["code"] == "forbidden" and "'billing', 'shop'" in refused["error"]["message"]
