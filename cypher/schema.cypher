@@ -152,3 +152,6 @@ FOR (s:Session) REQUIRE s.id IS UNIQUE;
 
 CREATE INDEX session_agent_project IF NOT EXISTS
 FOR (s:Session) ON (s.agent, s.project_id);
+// API keys (issue 27, graphsvc.store.keys): looked up by id on every keyed request.
+CREATE CONSTRAINT api_key_id_unique IF NOT EXISTS
+FOR (k:ApiKey) REQUIRE k.id IS UNIQUE;

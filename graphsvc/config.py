@@ -103,6 +103,11 @@ class Settings(BaseSettings):
     # Seconds a stopping worker (SIGTERM, SIGINT) lets in-flight requests finish after it stopped
     # accepting connections; then the rest are cut off and the Neo4j driver is closed.
     graphsvc_shutdown_grace_s: float = Field(default=10.0, ge=0)
+    # Turn auth on with API keys only (docs/keys.md), even when GRAPHSVC_API_TOKEN is not set.
+    graphsvc_require_keys: bool = Field(default=False)
+    # Requests ONE API key may have waiting on Neo4j at once, shared by the workers like
+    # GRAPHSVC_MAX_INFLIGHT; unset: a quarter of GRAPHSVC_MAX_INFLIGHT (at least 1).
+    graphsvc_key_max_inflight: int | None = Field(default=None, ge=1)
 
     @field_validator("graphsvc_log_level")
     @classmethod

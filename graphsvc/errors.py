@@ -70,6 +70,14 @@ class Unauthorized(ServiceError):
     code = "unauthorized"
 
 
+class Forbidden(ServiceError):
+    """The caller is known but its API key does not allow this: a right it lacks, or a project
+    outside its scope (graphsvc.access). The message says what the key may do instead."""
+
+    status = 403
+    code = "forbidden"
+
+
 class IdempotencyKeyReused(InvalidInput):
     """The key already names another request (SPEC §5: refused, nothing written)."""
 

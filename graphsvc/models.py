@@ -404,3 +404,18 @@ class SessionFinish(StrictModel):
                                          BeforeValidator(check_unicode_if_str)]],
                           Field(max_length=MAX_NEXT_STEPS)] = Field(
         default_factory=list, description="the next steps, in order (at most 50)")
+# ---------------------------------------------------------------- API keys (issue 27, graphsvc.store.keys)
+
+MAX_KEY_PREFIXES = 32
+
+
+class KeyCreate(StrictModel):
+    """A new API key: a label for people, its right, and its scope (prefixes, or the whole store)."""
+
+    label: Annotated[str, BeforeValidator(check_unicode_if_str), Field(min_length=1, max_length=100)] = Field(
+        description="who or what holds the key, e.g. billing-agent")
+    rights: Literal["read", "write", "admin"] = Field(
+        description="read; write (implies read); admin (everything, key management included)")
+    prefixes: Annotated[list[ProjectPrefix], Field(min_length=1, max_length=MAX_KEY_PREFIXES)] | None = Field(
+        default=None, description="project prefixes the key may use, each with its sub-projects "
+        "('shop' covers 'shop' and 'shop/x', never 'shopx'); omitted or null: the whole store")

@@ -8,6 +8,7 @@ never disagree about a rule.
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -16,13 +17,16 @@ from datetime import datetime, timedelta
 from typing import Any, Callable, Iterator
 
 from graphsvc import telemetry
+from graphsvc.access import principal
 from graphsvc.clock import Clock, system_clock
+from graphsvc.core.apikeys import KEY_ID
+from graphsvc.keyring import KeyRing
 from graphsvc.store.db import Database
 from graphsvc.store.idempotency import DEFAULT_TTL, IdempotencyKey, Replayed, Wrap, check, guard, purge_expired
-from graphsvc.errors import BadRequest, Conflict, InvalidInput, Unavailable
+from graphsvc.errors import BadRequest, Conflict, Forbidden, InvalidInput, Unavailable
 from graphsvc.models import (
-    AliasListRequest, AliasRequest, BootstrapRequest, DigestRequest, CapsuleIn, CapsuleUpdate, IngestBatch, RelateRequest,
-    RetrieveRequest, SessionFinish, SessionStart,
+    AliasListRequest, AliasRequest, BootstrapRequest, DigestRequest, CapsuleIn, CapsuleUpdate, IngestBatch, KeyCreate,
+    RelateRequest, RetrieveRequest, SessionFinish, SessionStart,
 )
 from graphsvc.validation import parse
 from graphsvc.watch import Watch
@@ -46,6 +50,27 @@ WARM_REQUESTS: tuple[dict[str, Any], ...] = (
 #: memory_retrieve's one statement (one plan whatever the request), planned beside the packs'.
 WARM_RETRIEVE: dict[str, Any] = {"terms": ["graphsvc-warm"], "token_budget": 0}
 
+#: The right each service operation needs (graphsvc.access): filled by `operation`, one entry per
+#: operation a surface may call. tests/unit/test_operations.py holds every public method to it.
+OPERATION_RIGHTS: dict[str, str] = {}
+
+
+def operation(right: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Declare a service operation and the right it needs: the calling principal
+    (graphsvc.access.current_principal, set by the surface) is checked here, before the operation
+    runs, for every surface alike. The operation itself applies the principal's scope to what it
+    reads or writes (`Principal.fence`, `covers`, `check_write`)."""
+    def declare(method: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(method)
+        def checked(self: Any, *args: Any, **kwargs: Any) -> Any:
+            principal().require(right, method.__name__)
+            return method(self, *args, **kwargs)
+
+        OPERATION_RIGHTS[method.__name__] = right
+        checked.required_right = right  # type: ignore[attr-defined]
+        return checked
+    return declare
+
 
 #: Set in the warm-up's own calls, which must pass the warming gate in `bootstrap`.
 _warming_call: ContextVar[bool] = ContextVar("graphsvc_warming_call", default=False)
@@ -64,6 +89,7 @@ class GraphService:
         self._started = threading.Event()
         self._stop_starting = threading.Event()
         self._start_up_thread: threading.Thread | None = None
+        self.keys = KeyRing(db, clock)  # resolves API keys to principals (the surfaces' auth)
         # A restarted Neo4j has an empty plan cache: plan the writes again too, not only the packs.
         db.on_reconnect = lambda: self.warm(writes=True)
 
@@ -226,41 +252,63 @@ class GraphService:
 
     # -- the product ------------------------------------------------------
 
+    @operation("read")
     def bootstrap(self, data: Any) -> dict[str, Any]:
-        """SPEC §4: the cold-start pack. Bad input → 400 naming the field."""
+        """SPEC §4: the cold-start pack. Bad input → 400 naming the field. A scoped key's pack is
+        fenced to its scope (docs/keys.md); a fence outside it is a 403."""
         from graphsvc.store.bootstrap import build_pack
 
         request = parse(BootstrapRequest, data if data is not None else {}, BadRequest)
         self._refuse_until_started()
+        scope = principal().fence(request.project_id, request.project_prefix)
         self.ensure_schema()
         self._refuse_while_warming()
-        pack = build_pack(self.db, request, self.clock())
+        pack = build_pack(self.db, request, self.clock(), scope)
         telemetry.observe_pack(pack)
         return pack
 
+    @staticmethod
+    def _one_fence(request: Any) -> Any:
+        """Retrieve, digest and the alias listing read ONE fence (SPEC §2): a scoped key's request must
+        lie inside its scope (403 naming it otherwise); without a fence, a key of one prefix reads
+        that subtree, and a key of several must name one (docs/keys.md)."""
+        scope = principal().fence(request.project_id, request.project_prefix)
+        if scope is None:
+            return request
+        if len(scope) == 1:
+            return request.model_copy(update={"project_prefix": scope[0]})
+        raise Forbidden("this key reads several subtrees (" + principal().scope_text() + "); send project_id or "
+                        "project_prefix inside one of them", field="project_prefix")
+
+    @operation("read")
     def retrieve(self, data: Any) -> dict[str, Any]:
         """SPEC §8: per-task recall over the caller's terms plus taught aliases. Bad input → 400 naming the field."""
         from graphsvc.store.retrieve import retrieve
 
-        request = parse(RetrieveRequest, data if data is not None else {}, BadRequest)
+        request = self._one_fence(parse(RetrieveRequest, data if data is not None else {}, BadRequest))
+        self._refuse_until_started()
         self.ensure_schema()
         self._refuse_while_warming()
         return retrieve(self.db, request, self.clock())
 
+    @operation("read")
     def digest(self, data: Any) -> dict[str, Any]:
         """SPEC §9: a scope at a glance (counts, the pack's ready section, blocked, newest). Bad input → 400."""
         from graphsvc.store.digest import digest
 
-        request = parse(DigestRequest, data if data is not None else {}, BadRequest)
+        request = self._one_fence(parse(DigestRequest, data if data is not None else {}, BadRequest))
+        self._refuse_until_started()
         self.ensure_schema()
         self._refuse_while_warming()
         return digest(self.db, request, self.clock())
 
+    @operation("read")
     def aliases(self, data: Any) -> dict[str, Any]:
         """SPEC §10: the alias sets a retrieve with this fence would use (a read)."""
         from graphsvc.store.aliases import list_aliases
 
-        request = parse(AliasListRequest, data if data is not None else {}, BadRequest)
+        request = self._one_fence(parse(AliasListRequest, data if data is not None else {}, BadRequest))
+        self._refuse_until_started()
         self.ensure_schema()
         self._refuse_while_warming()
         return list_aliases(self.db, request)
@@ -291,50 +339,72 @@ class GraphService:
         telemetry.IDEMPOTENT_REPLAYS.labels(operation=operation).inc()
         return replay.body
 
+    @operation("write")
     def ingest(self, data: Any, idempotency: IdempotencyKey | None = None) -> dict[str, Any]:
-        """One capsule, or `{"items": [...]}` (≤ 1000) all-or-nothing."""
+        """One capsule, or `{"items": [...]}` (≤ 1000) all-or-nothing; a project outside the key's scope is a 403."""
         from graphsvc.store.ingest import ingest
 
         batch = isinstance(data, dict) and "items" in data
         items = parse(IngestBatch, data, InvalidInput).items if batch else [parse(CapsuleIn, data, InvalidInput)]
+        caller = principal()
+        for index, item in enumerate(items):
+            caller.check_write(item.project_id, f"items[{index}].project_id" if batch else "project_id")
         now = self.clock()
         return self._once(idempotency, "ingest", data, now,
-                          lambda wrap: ingest(self.db, items, now, batch=batch, wrap=wrap),
+                          lambda wrap: ingest(self.db, items, now, batch=batch, wrap=wrap, visible=caller.covers,
+                                              provenance=caller.provenance()),
                           render=lambda ids: {"ids": ids})
 
+    # For relate, update and tombstone a capsule outside a scoped key's scope is answered exactly
+    # as an unknown id (docs/keys.md): `visible` makes the store's lookups treat it so.
+
+    @operation("write")
     def relate(self, data: Any, idempotency: IdempotencyKey | None = None) -> dict[str, Any]:
         from graphsvc.store.relate import relate
 
-        req, now = parse(RelateRequest, data, InvalidInput), self.clock()
-        return self._once(idempotency, "relate", data, now, lambda wrap: relate(self.db, req, now, wrap=wrap))
+        req, now, visible = parse(RelateRequest, data, InvalidInput), self.clock(), principal().covers
+        return self._once(idempotency, "relate", data, now,
+                          lambda wrap: relate(self.db, req, now, wrap=wrap, visible=visible))
 
+    @operation("write")
     def update(self, capsule_id: str, data: Any, idempotency: IdempotencyKey | None = None) -> dict[str, Any]:
         from graphsvc.store.update import update
 
-        upd, now = parse(CapsuleUpdate, data, InvalidInput), self.clock()
+        upd, now, caller = parse(CapsuleUpdate, data, InvalidInput), self.clock(), principal()
         return self._once(idempotency, "update", {"id": capsule_id, "changes": data}, now,
-                          lambda wrap: update(self.db, capsule_id, upd, now, wrap=wrap))
+                          lambda wrap: update(self.db, capsule_id, upd, now, wrap=wrap, visible=caller.covers,
+                                              provenance=caller.provenance()))
 
+    @operation("write")
     def tombstone(self, capsule_ids: list[str], idempotency: IdempotencyKey | None = None) -> dict[str, Any]:
         from graphsvc.store.tombstone import tombstone
 
-        now = self.clock()
+        now, visible = self.clock(), principal().covers
         return self._once(idempotency, "tombstone", {"ids": capsule_ids}, now,
-                          lambda wrap: tombstone(self.db, capsule_ids, now, wrap=wrap))
+                          lambda wrap: tombstone(self.db, capsule_ids, now, wrap=wrap, visible=visible))
 
+    @operation("write")
     def alias(self, data: Any, idempotency: IdempotencyKey | None = None) -> dict[str, Any]:
-        """SPEC §10: teach (or forget) a term's aliases in one scope; the term's set as it now stands."""
+        """SPEC §10: teach (or forget) a term's aliases in one scope; the term's set as it now stands.
+        A scoped key teaches inside its scope only (a store-wide set would reach every retrieve)."""
         from graphsvc.store.aliases import teach
 
-        req, now = parse(AliasRequest, data, InvalidInput), self.clock()
+        req, now, caller = parse(AliasRequest, data, InvalidInput), self.clock(), principal()
+        if req.project_prefix is None and caller.prefixes is not None:
+            raise Forbidden("project_prefix: a store-wide alias set needs a key for the whole store; this key may write "
+                            + caller.scope_text() + " (send project_prefix inside it)", field="project_prefix")
+        if req.project_prefix is not None:
+            caller.check_write(req.project_prefix, "project_prefix")
         return self._once(idempotency, "alias", data, now, lambda wrap: teach(self.db, req, wrap=wrap))
 
+    @operation("write")
     def session_start(self, data: Any, idempotency: IdempotencyKey | None = None) -> dict[str, Any]:
         """SPEC §11: open a session for an agent in a project; its id and the project's digest (§9)."""
         from graphsvc.store.digest import digest
         from graphsvc.store.sessions import start
 
         req, now = parse(SessionStart, data, InvalidInput), self.clock()
+        principal().check_write(req.project_id, "project_id")
         # The key stores the opened session; the digest is a read, computed for this answer (a retry
         # gets the same session and the digest as it stands).
         opened = self._once(idempotency, "session_start", data, now, lambda wrap: start(self.db, req, now, wrap=wrap),
@@ -342,35 +412,71 @@ class GraphService:
         fence = DigestRequest(project_id=req.project_id, newest=req.newest, token_budget=req.token_budget)
         return {**opened, "digest": digest(self.db, fence, now)}
 
+    @operation("write")
     def session_finish(self, data: Any, idempotency: IdempotencyKey | None = None) -> dict[str, Any]:
-        """SPEC §11: close a session and store its handoff (superseding the agent's previous one there)."""
+        """SPEC §11: close a session and store its handoff (superseding the agent's previous one there).
+        A session of a project outside a scoped key's scope is answered as an unknown one (404)."""
         from graphsvc.store.sessions import finish
 
-        req, now = parse(SessionFinish, data, InvalidInput), self.clock()
-        return self._once(idempotency, "session_finish", data, now, lambda wrap: finish(self.db, req, now, wrap=wrap))
+        req, now, visible = parse(SessionFinish, data, InvalidInput), self.clock(), principal().covers
+        return self._once(idempotency, "session_finish", data, now,
+                          lambda wrap: finish(self.db, req, now, wrap=wrap, visible=visible))
 
     # -- reads (SPEC §5) --------------------------------------------------
 
+    @operation("read")
     def get(self, capsule_ids: list[str]) -> dict[str, Any]:
         from graphsvc.store.reads import get_capsules
 
         self._refuse_until_started()
-        return get_capsules(self.db, capsule_ids, self.clock())
+        return get_capsules(self.db, capsule_ids, self.clock(), visible=principal().covers)
 
+    @operation("read")
     def list(self, data: Any) -> dict[str, Any]:
         from graphsvc.store.reads import list_capsules
 
         self._refuse_until_started()
-        return list_capsules(self.db, data, self.clock())
+        caller = principal()
+        return list_capsules(self.db, data, self.clock(), fence=caller.fence, visible=caller.covers)
+
+    # -- API keys (issue 27; docs/keys.md) ----------------------------------
+
+    @operation("admin")
+    def keys_create(self, data: Any) -> dict[str, Any]:
+        """A new key; the answer's `key` is the only time its secret is shown."""
+        from graphsvc.store.keys import create_key
+
+        request = parse(KeyCreate, data if data is not None else {}, InvalidInput)
+        self.ensure_schema()
+        return create_key(self.db, request.label, request.rights, request.prefixes, self.clock())
+
+    @operation("admin")
+    def keys_list(self) -> dict[str, Any]:
+        from graphsvc.store.keys import list_keys
+
+        self.ensure_schema()
+        return {"keys": list_keys(self.db)}
+
+    @operation("admin")
+    def keys_revoke(self, key_id: Any) -> dict[str, Any]:
+        """Revoke a key (idempotent); every worker refuses it within a second (graphsvc.keyring)."""
+        from graphsvc.store.keys import revoke_key
+
+        if not isinstance(key_id, str) or KEY_ID.fullmatch(key_id) is None:
+            raise InvalidInput("id: an API key id is 12 lowercase hex digits (the part after gsk_)", field="id")
+        self.ensure_schema()
+        return revoke_key(self.db, key_id, self.clock())
 
     # -- transfer (SPEC §5) -----------------------------------------------
 
+    @operation("admin")
     def export_lines(self, watch: Watch | None = None) -> Iterator[str]:
         from graphsvc.store.transfer import export_lines
 
         self._refuse_until_started()
         return export_lines(self.db, watch)
 
+    @operation("admin")
     def import_file(self, file: Any, digest: str = "", progress: Any = None,
                     idempotency: IdempotencyKey | None = None, watch: Watch | None = None) -> dict[str, Any]:
         """`import_lines` over a seekable binary file read line by line in passes (never whole);
@@ -380,6 +486,7 @@ class GraphService:
         return self.import_lines(Source.of_file(file, digest), progress=progress, idempotency=idempotency,
                                  watch=watch)
 
+    @operation("admin")
     def import_lines(self, lines: Any, progress: Any = None,
                      idempotency: IdempotencyKey | None = None, watch: Watch | None = None) -> dict[str, Any]:
         """A resumable import (graphsvc.store.transfer): `lines` is a list of lines or a transfer.Source

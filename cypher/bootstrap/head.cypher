@@ -18,14 +18,20 @@
 //   $arg.project_id, $arg.project_prefix  SPEC §2 fences; null = no fence (both given = AND). The extra
 //                                 `STARTS WITH coalesce(...)` is implied by them and lets the planner
 //                                 seek the index by prefix instead of scanning every capsule.
+//   $arg.scope                        a scoped API key's project prefixes (disjoint: graphsvc.access.normal_prefixes)
+//                                 when the request has no fence, each with the subtree rule, the pack
+//                                 covering their union (docs/keys.md); null = no key scope. The tallies
+//                                 are sought per prefix, so the seek stays a prefix seek.
 //   $arg.now                          the request clock (expired = valid_to <= $arg.now)
 // The index hints pin the plan whatever the statistics say (tests/integration/test_bootstrap_plan.py).
 CALL () {
 // Totals (SPEC §4 `total`): the fence's maintained per-project tallies (graphsvc.store.maintain),
 // so their cost follows the fence's projects, not its capsules; then, since expiry belongs to the
 // request clock, the listed capsules that have expired are sought and taken off.
+  UNWIND coalesce($arg.scope, [coalesce($arg.project_id, $arg.project_prefix, '')]) AS seek
   MATCH (t:Tally) USING INDEX SEEK t:Tally(project_id)
-  WHERE t.project_id STARTS WITH coalesce($arg.project_id, $arg.project_prefix, '')
+  WHERE t.project_id STARTS WITH seek
+    AND ($arg.scope IS NULL OR t.project_id = seek OR t.project_id STARTS WITH seek + '/')
     AND ($arg.project_id IS NULL OR t.project_id = $arg.project_id)
     AND ($arg.project_prefix IS NULL OR t.project_id = $arg.project_prefix OR t.project_id STARTS WITH $arg.project_prefix + '/')
   RETURN sum(CASE t.section WHEN 'constraints' THEN t.listed ELSE 0 END) AS constraints_listed,
@@ -55,6 +61,8 @@ CALL () {
     AND ($arg.project_id IS NULL OR (a.project_id = $arg.project_id AND b.project_id = $arg.project_id))
     AND ($arg.project_prefix IS NULL OR ((a.project_id = $arg.project_prefix OR a.project_id STARTS WITH $arg.project_prefix + '/')
                                  AND (b.project_id = $arg.project_prefix OR b.project_id STARTS WITH $arg.project_prefix + '/')))
+    AND ($arg.scope IS NULL OR (any(p IN $arg.scope WHERE a.project_id = p OR a.project_id STARTS WITH p + '/')
+                                AND any(p IN $arg.scope WHERE b.project_id = p OR b.project_id STARTS WITH p + '/')))
   RETURN count(r) AS loop_edges
 }
 CALL (loop_edges) {
@@ -65,12 +73,14 @@ CALL (loop_edges) {
     AND t.project_id STARTS WITH coalesce($arg.project_id, $arg.project_prefix, '')
     AND ($arg.project_id IS NULL OR t.project_id = $arg.project_id)
     AND ($arg.project_prefix IS NULL OR t.project_id = $arg.project_prefix OR t.project_id STARTS WITH $arg.project_prefix + '/')
+    AND ($arg.scope IS NULL OR any(p IN $arg.scope WHERE t.project_id = p OR t.project_id STARTS WITH p + '/'))
     AND t.tombstoned_at IS NULL AND t.superseded = false
   WITH t, COLLECT {
     MATCH (x:Capsule)-[:BLOCKS]->(t)
     WHERE x.status = 'open' AND x.tombstoned_at IS NULL AND x.superseded = false
       AND ($arg.project_id IS NULL OR x.project_id = $arg.project_id)
       AND ($arg.project_prefix IS NULL OR x.project_id = $arg.project_prefix OR x.project_id STARTS WITH $arg.project_prefix + '/')
+      AND ($arg.scope IS NULL OR any(p IN $arg.scope WHERE x.project_id = p OR x.project_id STARTS WITH p + '/'))
     RETURN x.seq
   } AS live_sources
   WHERE size(live_sources) > 0

@@ -6,7 +6,7 @@ MATCH (c:Capsule {id: wanted})
 USING INDEX SEEK c:Capsule(id)
 RETURN properties(c) AS props,
        COLLECT { MATCH (c)-[r:BLOCKS|SUPERSEDES]->(o:Capsule)
-                 RETURN {type: type(r), id: o.id} ORDER BY type(r), o.seq } AS outgoing,
+                 RETURN {type: type(r), id: o.id, project_id: o.project_id} ORDER BY type(r), o.seq } AS outgoing,
        COLLECT { MATCH (c)<-[r:BLOCKS|SUPERSEDES]-(o:Capsule)
-                 RETURN {type: type(r), id: o.id} ORDER BY type(r), o.seq } AS incoming,
+                 RETURN {type: type(r), id: o.id, project_id: o.project_id} ORDER BY type(r), o.seq } AS incoming,
        EXISTS { MATCH (c)<-[:SUPERSEDES]-(n:Capsule) WHERE n.tombstoned_at IS NULL } AS superseded

@@ -5,4 +5,5 @@ MATCH (c:Capsule {id: $arg.id})
 USING INDEX SEEK c:Capsule(id)
 SET c.maintained_lock = true
 REMOVE c.maintained_lock
-RETURN c.kind AS kind, c.tombstoned_at AS tombstoned_at, c.headline AS headline, c.content AS content
+RETURN c.kind AS kind, c.tombstoned_at AS tombstoned_at, c.headline AS headline, c.content AS content,
+       c.project_id AS project_id

@@ -135,6 +135,8 @@ class PackRequest:
     project_id: str | None
     project_prefix: str | None
     token_budget: int
+    #: A scoped API key's prefixes when the request has no fence: the pack covers their union.
+    key_scope: tuple[str, ...] | None = None
 
 
 Row = dict[str, Any]
@@ -377,13 +379,16 @@ def as_of(now: datetime) -> str:
     return now.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def scope_of(project_id: str | None, project_prefix: str | None) -> Row:
-    """The envelope's `scope`: the fences given ({} when none, and the envelope omits it)."""
+def scope_of(project_id: str | None, project_prefix: str | None, key_scope: tuple[str, ...] | None = None) -> Row:
+    """The envelope's `scope`: the fences given and a scoped key's prefixes ({} when none, and the
+    envelope omits it)."""
     scope: Row = {}
     if project_id is not None:
         scope["project_id"] = project_id
     if project_prefix is not None:
         scope["project_prefix"] = project_prefix
+    if key_scope is not None:
+        scope["key_prefixes"] = list(key_scope)
     return scope
 
 
@@ -409,7 +414,7 @@ def assemble_pack(inputs: PackInputs, request: PackRequest, now: datetime) -> di
     )
     envelope = _Envelope(
         as_of=as_of(now),
-        scope=scope_of(request.project_id, request.project_prefix),
+        scope=scope_of(request.project_id, request.project_prefix, request.key_scope),
         constraints_total=inputs.constraints_total,
         ready_total=ready.total,
         decisions_total=inputs.decisions_total,

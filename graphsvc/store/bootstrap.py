@@ -65,13 +65,15 @@ TOP_READY = 1 + SECTION_CAP
 MAX_LIMIT = 2**40
 
 
-def pack_request(request: BootstrapRequest) -> PackRequest:
-    """The validated HTTP/MCP/CLI request as the pure core's value."""
+def pack_request(request: BootstrapRequest, scope: tuple[str, ...] | None = None) -> PackRequest:
+    """The validated HTTP/MCP/CLI request as the pure core's value (`scope`: a scoped key's prefixes
+    when the request has no fence of its own, graphsvc.access.Principal.fence)."""
     return PackRequest(
         terms=tuple(request.terms or ()),
         project_id=request.project_id,
         project_prefix=request.project_prefix,
         token_budget=request.token_budget,
+        key_scope=scope,
     )
 
 
@@ -278,15 +280,21 @@ CAPPED_SECTIONS = (
 SECTIONS = (CONSTRAINTS, *CAPPED_SECTIONS)
 
 
-def pack_statements(project_id: str | None, project_prefix: str | None) -> tuple[str, str]:
-    """The head statement and the section statement serving a pack of this shape."""
-    sections = "bootstrap/sections_store" if project_id is None and project_prefix is None else "bootstrap/sections_fenced"
+def pack_statements(project_id: str | None, project_prefix: str | None,
+                    scope: tuple[str, ...] | None = None) -> tuple[str, str]:
+    """The head statement and the section statement serving a pack of this shape: a key's scope
+    fences like a request's fence (the head lists the scope's projects, the fenced sections read them)."""
+    unfenced = project_id is None and project_prefix is None and scope is None
+    sections = "bootstrap/sections_store" if unfenced else "bootstrap/sections_fenced"
     return "bootstrap/head", sections
 
 
-def statement_parameters(request: BootstrapRequest, now: datetime) -> dict[str, Any]:
-    """What the pack statements take for a validated request at the request clock `now`."""
+def statement_parameters(request: BootstrapRequest, now: datetime,
+                         scope: tuple[str, ...] | None = None) -> dict[str, Any]:
+    """What the pack statements take for a validated request at the request clock `now`; `scope`
+    (disjoint prefixes, graphsvc.access.normal_prefixes) restricts a pack with no fence of its own."""
     return {
+        "scope": list(scope) if scope is not None else None,
         "now": now, "top_constraints": min(constraint_rows_needed(request.token_budget), MAX_LIMIT),
         "budget_chars": min(CHARS_PER_TOKEN * request.token_budget, MAX_LIMIT),
         "row_chars_besides_text": ROW_CHARS_BESIDES_TEXT,
@@ -308,7 +316,8 @@ def section_runs(params: dict[str, Any], fence_projects: list[str]) -> list[dict
 
 def read_sections(tx: Any, request: BootstrapRequest, params: dict[str, Any]) -> dict[str, Any]:
     """The pack's head row with each ranked section's rows added under its name, in one transaction."""
-    head_statement, section_statement = pack_statements(request.project_id, request.project_prefix)
+    head_statement, section_statement = pack_statements(request.project_id, request.project_prefix,
+                                                        params["scope"] and tuple(params["scope"]))
     row = dict(run(tx, head_statement, **params)[0])
     sections: dict[str, Any] = {section["name"]: [] for section in SECTIONS}
     # No project of the fence lists a capsule: every section is empty, nothing to read.
@@ -318,13 +327,16 @@ def read_sections(tx: Any, request: BootstrapRequest, params: dict[str, Any]) ->
     return {**row, **sections}
 
 
-def read_inputs(db: Database, request: BootstrapRequest, now: datetime) -> PackInputs:
+def read_inputs(db: Database, request: BootstrapRequest, now: datetime,
+                scope: tuple[str, ...] | None = None) -> PackInputs:
     """The pack's candidate sets and cycle, read in one transaction."""
-    params = statement_parameters(request, now)
+    params = statement_parameters(request, now, scope)
     sections = db.read(lambda tx: read_sections(tx, request, params))
     return inputs_from_row(sections, sections["loop_edges"], params["whole_weight"])
 
 
-def build_pack(db: Database, request: BootstrapRequest, now: datetime) -> dict[str, Any]:
-    """SPEC §4: the cold-start pack for a validated request at the request clock `now`."""
-    return assemble_pack(read_inputs(db, request, now), pack_request(request), now)
+def build_pack(db: Database, request: BootstrapRequest, now: datetime,
+               scope: tuple[str, ...] | None = None) -> dict[str, Any]:
+    """SPEC §4: the cold-start pack for a validated request at the request clock `now`; `scope`: a
+    scoped key's prefixes when the request has no fence (docs/keys.md: the union of the subtrees)."""
+    return assemble_pack(read_inputs(db, request, now, scope), pack_request(request, scope), now)

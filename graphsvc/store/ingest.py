@@ -15,6 +15,7 @@ from neo4j import ManagedTransaction
 from graphsvc.store import blocks_order, maintain
 from graphsvc.store.db import Database, run
 from graphsvc.store.idempotency import Wrap, within
+from graphsvc.store.records import Visible
 from graphsvc.errors import InvalidInput
 from graphsvc.models import DAG_KINDS, CapsuleIn
 
@@ -24,11 +25,13 @@ def _field(index: int | None, name: str, position: int) -> str:
     return f"{prefix}{name}[{position}]"
 
 
-def _check_references(tx: ManagedTransaction, items: Sequence[CapsuleIn], batch: bool) -> None:
+def _check_references(tx: ManagedTransaction, items: Sequence[CapsuleIn], batch: bool, visible: Visible) -> None:
     wanted = sorted({ref for item in items for ref in (*item.supersedes, *item.blocks, *item.blocked_by)})
     if not wanted:
         return
-    kinds = {r["id"]: r["kind"] for r in run(tx, "capsules/lookup_refs", ids=wanted) if r["exists"]}
+    # A capsule the caller's key may not see is answered as if it did not exist (no existence leak).
+    kinds = {r["id"]: r["kind"] for r in run(tx, "capsules/lookup_refs", ids=wanted)
+             if r["exists"] and (visible is None or visible(r["project_id"]))}
     for index, item in enumerate(items):
         where = index if batch else None
         for name in ("supersedes", "blocks", "blocked_by"):
@@ -45,7 +48,7 @@ def _check_references(tx: ManagedTransaction, items: Sequence[CapsuleIn], batch:
                     )
 
 
-def _row(item: CapsuleIn, capsule_id: str, seq: int) -> dict[str, Any]:
+def _row(item: CapsuleIn, capsule_id: str, seq: int, provenance: dict[str, str]) -> dict[str, Any]:
     """One node's label and properties; created_at/updated_at are the request's `now`, sent once per batch.
 
     Maintained fields start as a capsule nothing supersedes: its folded tokens, `superseded`
@@ -65,6 +68,7 @@ def _row(item: CapsuleIn, capsule_id: str, seq: int) -> dict[str, Any]:
         props["status"] = item.status
     if item.valid_to is not None:
         props["valid_to"] = item.valid_to
+    props.update(provenance)  # written_by, written_by_label: the key that wrote it (graphsvc.access)
     props["tokens"] = maintain.folded_tokens(item.headline, item.content)
     props["superseded"] = False
     if item.kind in DAG_KINDS:
@@ -75,13 +79,14 @@ def _row(item: CapsuleIn, capsule_id: str, seq: int) -> dict[str, Any]:
     return {"label": maintain.kind_label(item.kind), "props": props}
 
 
-def _ingest(tx: ManagedTransaction, items: Sequence[CapsuleIn], now: datetime, batch: bool) -> list[str]:
+def _ingest(tx: ManagedTransaction, items: Sequence[CapsuleIn], now: datetime, batch: bool,
+            visible: Visible, provenance: dict[str, str]) -> list[str]:
     if any(item.blocks or item.blocked_by for item in items):
         blocks_order.lock(tx)  # before any other write: one lock order for every inserting transaction
-    _check_references(tx, items, batch)
+    _check_references(tx, items, batch, visible)
     first = run(tx, "capsules/allocate_ids", count=len(items))[0]["first"]
     ids = [f"cap-{first + offset}" for offset in range(len(items))]
-    rows = [_row(item, capsule_id, first + offset) for offset, (item, capsule_id) in enumerate(zip(items, ids))]
+    rows = [_row(item, capsule_id, first + offset, provenance) for offset, (item, capsule_id) in enumerate(zip(items, ids))]
     run(tx, "capsules/create", rows=rows, now=now)
     maintain.count_created(tx, [(row["props"]["project_id"], row["props"]["counted"])
                                 for row in rows if "counted" in row["props"]])
@@ -106,10 +111,11 @@ def _ingest(tx: ManagedTransaction, items: Sequence[CapsuleIn], now: datetime, b
 
 
 def ingest(db: Database, items: Sequence[CapsuleIn], now: datetime, *, batch: bool = True,
-           wrap: Wrap | None = None) -> list[str]:
+           wrap: Wrap | None = None, visible: Visible = None,
+           provenance: dict[str, str] | None = None) -> list[str]:
     """Store validated capsules and their edges; return the new ids in item order.
 
     `batch` only changes how error fields are named (`items[3].blocks[0]` vs `blocks[0]`);
     `wrap` composes the unit of work (an idempotency key is stored in the same transaction).
     """
-    return db.write(within(wrap, lambda tx: _ingest(tx, items, now, batch)))
+    return db.write(within(wrap, lambda tx: _ingest(tx, items, now, batch, visible, provenance or {})))

@@ -15,13 +15,13 @@ from __future__ import annotations
 import base64
 import binascii
 from datetime import datetime
-from typing import Any
+from typing import Any, Callable
 
 from graphsvc.store.db import Database
 from graphsvc.errors import BadRequest, InvalidInput, NotFound
 from graphsvc.models import CapsuleIdList, ListRequest
 from graphsvc.validation import parse
-from graphsvc.store.records import from_record
+from graphsvc.store.records import Visible, from_record
 
 _CURSOR_PREFIX = "seq:"
 
@@ -59,20 +59,29 @@ def missing_error(wanted: list[str], found: set[str], original: list[str]) -> No
     return NotFound(f"no capsule with id {listed}", field=f"ids[{original.index(first)}]")
 
 
-def get_capsules(db: Database, capsule_ids: Any, now: datetime) -> dict[str, Any]:
-    """Full capsules (edges in and out, flags) for one or many ids, in request order."""
+def get_capsules(db: Database, capsule_ids: Any, now: datetime, visible: Visible = None) -> dict[str, Any]:
+    """Full capsules (edges in and out, flags) for one or many ids, in request order.
+
+    `visible` (a scoped key): a capsule of a project outside it is answered exactly like an unknown
+    id, and edges to such capsules are counted, not listed (graphsvc.store.records.capsule_json)."""
     ids = parse_ids(capsule_ids)
     records = db.query("capsules/get_many", ids=ids)
-    by_id = {record["props"]["id"]: from_record(record, now) for record in records}
+    by_id = {record["props"]["id"]: from_record(record, now, visible) for record in records
+             if visible is None or visible(record["props"]["project_id"])}
     error = missing_error(ids, set(by_id), list(capsule_ids))
     if error:
         raise error
     return {"capsules": [by_id[capsule_id] for capsule_id in ids]}
 
 
-def list_capsules(db: Database, data: Any, now: datetime) -> dict[str, Any]:
-    """One page of fenced, filtered capsules in id order, with `next_cursor` (null on the last page)."""
+def list_capsules(db: Database, data: Any, now: datetime, fence: Callable[..., tuple[str, ...] | None] | None = None,
+                  visible: Visible = None) -> dict[str, Any]:
+    """One page of fenced, filtered capsules in id order, with `next_cursor` (null on the last page).
+
+    `fence` (graphsvc.access.Principal.fence) gives a scoped key's prefixes for a request without a
+    fence of its own (or refuses a fence outside the scope); `visible` hides edges to what it cannot see."""
     request = parse(ListRequest, data if data is not None else {}, BadRequest)
+    scope = fence(request.project_id, request.project_prefix) if fence is not None else None
     after = decode_cursor(request.cursor) if request.cursor is not None else 0
     records = db.query(
         "capsules/list",
@@ -80,6 +89,7 @@ def list_capsules(db: Database, data: Any, now: datetime) -> dict[str, Any]:
         limit=request.limit + 1,
         project_id=request.project_id,
         project_prefix=request.project_prefix,
+        scope=list(scope) if scope is not None else None,
         kind=request.kind,
         tier=request.tier,
         status=request.status,
@@ -87,6 +97,6 @@ def list_capsules(db: Database, data: Any, now: datetime) -> dict[str, Any]:
     page = records[: request.limit]
     more = len(records) > request.limit
     return {
-        "capsules": [from_record(record, now) for record in page],
+        "capsules": [from_record(record, now, visible) for record in page],
         "next_cursor": encode_cursor(page[-1]["props"]["seq"]) if more else None,
     }

@@ -10,7 +10,7 @@ expired (valid_to <= now). `seq` is internal (it is the id's number) and not sho
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from graphsvc.core.timefmt import iso_utc, native
 
@@ -24,9 +24,18 @@ def is_expired(valid_to: datetime | None, now: datetime) -> bool:
     return valid_to is not None and valid_to <= now
 
 
+#: Which projects the caller may see (graphsvc.access.Principal.covers); None: every project.
+Visible = Callable[[str], bool] | None
+
+
 def capsule_json(props: Mapping[str, Any], *, now: datetime, superseded: bool,
-                 outgoing: list[Mapping[str, str]], incoming: list[Mapping[str, str]]) -> dict[str, Any]:
-    """One capsule as JSON: properties, flags and edges (`out` points at `to`, `in` comes `from`)."""
+                 outgoing: list[Mapping[str, str]], incoming: list[Mapping[str, str]],
+                 visible: Visible = None) -> dict[str, Any]:
+    """One capsule as JSON: properties, flags and edges (`out` points at `to`, `in` comes `from`).
+
+    With `visible`, an edge whose other end the caller may not see is not listed (its id would say
+    that capsule exists); `edges.hidden` counts them, `{"out": n, "in": n}`, present only when one is.
+    """
     capsule: dict[str, Any] = {}
     for key in sorted(props):
         if key in HIDDEN_PROPERTIES:
@@ -36,14 +45,18 @@ def capsule_json(props: Mapping[str, Any], *, now: datetime, superseded: bool,
     capsule["tombstoned"] = props.get("tombstoned_at") is not None
     capsule["superseded"] = bool(superseded)
     capsule["expired"] = is_expired(native(props.get("valid_to")), now)
+    shown_out = [edge for edge in outgoing if visible is None or visible(edge["project_id"])]
+    shown_in = [edge for edge in incoming if visible is None or visible(edge["project_id"])]
     capsule["edges"] = {
-        "out": [{"type": edge["type"], "to": edge["id"]} for edge in outgoing],
-        "in": [{"type": edge["type"], "from": edge["id"]} for edge in incoming],
+        "out": [{"type": edge["type"], "to": edge["id"]} for edge in shown_out],
+        "in": [{"type": edge["type"], "from": edge["id"]} for edge in shown_in],
     }
+    if len(shown_out) < len(outgoing) or len(shown_in) < len(incoming):
+        capsule["edges"]["hidden"] = {"out": len(outgoing) - len(shown_out), "in": len(incoming) - len(shown_in)}
     return capsule
 
 
-def from_record(record: Mapping[str, Any], now: datetime) -> dict[str, Any]:
+def from_record(record: Mapping[str, Any], now: datetime, visible: Visible = None) -> dict[str, Any]:
     """A row of cypher/capsules/get_many or list (props, outgoing, incoming, superseded)."""
     return capsule_json(record["props"], now=now, superseded=record["superseded"],
-                        outgoing=record["outgoing"], incoming=record["incoming"])
+                        outgoing=record["outgoing"], incoming=record["incoming"], visible=visible)

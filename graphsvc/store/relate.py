@@ -20,6 +20,7 @@ from neo4j import ManagedTransaction
 from graphsvc.store import blocks_order, maintain
 from graphsvc.store.db import Database, run
 from graphsvc.store.idempotency import Wrap, within
+from graphsvc.store.records import Visible
 from graphsvc.errors import InvalidInput
 from graphsvc.models import DAG_KINDS, Edge, RelateRequest
 
@@ -51,11 +52,13 @@ def _check(req: RelateRequest, kinds: dict[str, str]) -> None:
                             "task/epic capsules only", field=f"add[{index}].{end}")
 
 
-def _relate(tx: ManagedTransaction, req: RelateRequest) -> dict[str, Any]:
+def _relate(tx: ManagedTransaction, req: RelateRequest, visible: Visible) -> dict[str, Any]:
     if any(edge.type == "BLOCKS" for edge in req.add):
         blocks_order.lock(tx)  # before any other write: one lock order for every inserting transaction
     ids = sorted({capsule_id for edge in (*req.add, *req.remove) for capsule_id in (edge.from_id, edge.to_id)})
-    kinds = {r["id"]: r["kind"] for r in run(tx, "capsules/lookup_state", ids=ids) if r["exists"]}
+    # A capsule the caller's key may not see is answered as if it did not exist (no existence leak).
+    kinds = {r["id"]: r["kind"] for r in run(tx, "capsules/lookup_state", ids=ids)
+             if r["exists"] and (visible is None or visible(r["project_id"]))}
     _check(req, kinds)
 
     removes = list(dict.fromkeys(_key(edge) for edge in req.remove))
@@ -83,9 +86,10 @@ def _relate(tx: ManagedTransaction, req: RelateRequest) -> dict[str, Any]:
     }
 
 
-def relate(db: Database, req: RelateRequest, now: datetime, wrap: Wrap | None = None) -> dict[str, Any]:
+def relate(db: Database, req: RelateRequest, now: datetime, wrap: Wrap | None = None,
+           visible: Visible = None) -> dict[str, Any]:
     """Apply every add and remove in one transaction; report what changed and what was a no-op.
 
     `now` is accepted for symmetry with the other writes; edges carry no timestamps.
     """
-    return db.write(within(wrap, lambda tx: _relate(tx, req)))
+    return db.write(within(wrap, lambda tx: _relate(tx, req, visible)))

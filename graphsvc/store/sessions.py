@@ -18,7 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 from datetime import datetime
-from typing import Any
+from typing import Any, Callable
 
 from neo4j import ManagedTransaction
 
@@ -46,9 +46,11 @@ def _finish_hash(request: SessionFinish) -> str:
     return hashlib.sha256(canonical.encode("ascii")).hexdigest()
 
 
-def _finish(tx: ManagedTransaction, request: SessionFinish, now: datetime) -> dict[str, Any]:
+def _finish(tx: ManagedTransaction, request: SessionFinish, now: datetime,
+            visible: Callable[[str], bool]) -> dict[str, Any]:
     rows = run(tx, "sessions/lock", id=request.session_id)
-    if not rows:
+    # A session of a project outside the caller's scope is answered as an unknown one (docs/keys.md).
+    if not rows or not visible(rows[0]["project_id"]):
         raise NotFound(f"session {request.session_id} does not exist; start one with memory_session_start",
                        field="session_id")
     session, digest = rows[0], _finish_hash(request)
@@ -66,6 +68,8 @@ def _finish(tx: ManagedTransaction, request: SessionFinish, now: datetime) -> di
     return {"session_id": request.session_id, "handoff_id": handoff_id}
 
 
-def finish(db: Database, request: SessionFinish, now: datetime, wrap: Wrap | None = None) -> dict[str, Any]:
-    """Close a session and store its handoff; {session_id, handoff_id}."""
-    return db.write(within(wrap, lambda tx: _finish(tx, request, now)))
+def finish(db: Database, request: SessionFinish, now: datetime, wrap: Wrap | None = None,
+           visible: Callable[[str], bool] = lambda project_id: True) -> dict[str, Any]:
+    """Close a session and store its handoff; {session_id, handoff_id}. `visible(project_id)`: whether
+    the caller may see a session of that project."""
+    return db.write(within(wrap, lambda tx: _finish(tx, request, now, visible)))

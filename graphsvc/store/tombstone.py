@@ -17,10 +17,14 @@ from graphsvc.store import maintain
 from graphsvc.store.db import Database, run
 from graphsvc.store.idempotency import Wrap, within
 from graphsvc.store.reads import missing_error, parse_ids
+from graphsvc.store.records import Visible
 
 
-def _tombstone(tx: ManagedTransaction, ids: list[str], original: list[str], now: datetime) -> dict[str, Any]:
-    found = {r["id"] for r in run(tx, "capsules/lookup_state", ids=ids) if r["exists"]}
+def _tombstone(tx: ManagedTransaction, ids: list[str], original: list[str], now: datetime,
+               visible: Visible) -> dict[str, Any]:
+    # A capsule the caller's key may not see is answered as if it did not exist (no existence leak).
+    found = {r["id"] for r in run(tx, "capsules/lookup_state", ids=ids)
+             if r["exists"] and (visible is None or visible(r["project_id"]))}
     error = missing_error(ids, found, original)
     if error:
         raise error
@@ -37,7 +41,8 @@ def _tombstone(tx: ManagedTransaction, ids: list[str], original: list[str], now:
     }
 
 
-def tombstone(db: Database, capsule_ids: list[str], now: datetime, wrap: Wrap | None = None) -> dict[str, Any]:
+def tombstone(db: Database, capsule_ids: list[str], now: datetime, wrap: Wrap | None = None,
+              visible: Visible = None) -> dict[str, Any]:
     """Tombstone every id (all or nothing); report which were new and which already were."""
     ids = parse_ids(capsule_ids)
-    return db.write(within(wrap, lambda tx: _tombstone(tx, ids, list(capsule_ids), now)))
+    return db.write(within(wrap, lambda tx: _tombstone(tx, ids, list(capsule_ids), now, visible)))

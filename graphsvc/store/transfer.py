@@ -120,6 +120,9 @@ class ExportedCapsule(StrictModel):
     updated_at: Instant
     valid_to: Instant | None = None
     tombstoned_at: Instant | None = None
+    #: Provenance (docs/keys.md): the API key that last wrote the capsule, and its label.
+    written_by: Annotated[str, Field(min_length=1, max_length=100)] | None = None
+    written_by_label: Annotated[str, Field(min_length=1, max_length=100)] | None = None
 
     @model_validator(mode="after")
     def _consistent(self) -> "ExportedCapsule":

@@ -25,7 +25,7 @@ from graphsvc.store.db import Database, run
 from graphsvc.store.idempotency import Wrap, within
 from graphsvc.errors import Conflict, InvalidInput, NotFound
 from graphsvc.models import DAG_KINDS, CapsuleUpdate, check_capsule_id, derive_headline
-from graphsvc.store.records import from_record
+from graphsvc.store.records import Visible, from_record
 
 _EDITABLE = ("status", "tier", "valid_to", "headline", "content")
 
@@ -54,9 +54,11 @@ def _changes(upd: CapsuleUpdate, kind: str, headline: str, content: str, now: da
     return changes
 
 
-def _update(tx: ManagedTransaction, capsule_id: str, upd: CapsuleUpdate, now: datetime) -> dict[str, Any]:
+def _update(tx: ManagedTransaction, capsule_id: str, upd: CapsuleUpdate, now: datetime,
+            visible: Visible, provenance: dict[str, str]) -> dict[str, Any]:
     found = run(tx, "capsules/lookup_for_update", id=capsule_id)
-    if not found:
+    # A capsule the caller's key may not see is answered as if it did not exist (no existence leak).
+    if not found or (visible is not None and not visible(found[0]["project_id"])):
         raise NotFound(f"no capsule with id {capsule_id}", field="id")
     current = found[0]
     if current["tombstoned_at"] is not None:
@@ -66,15 +68,17 @@ def _update(tx: ManagedTransaction, capsule_id: str, upd: CapsuleUpdate, now: da
     if "headline" in changes or "content" in changes:
         changes["tokens"] = maintain.folded_tokens(changes.get("headline", current["headline"]),
                                                    changes.get("content", current["content"]))
-    run(tx, "capsules/update", id=capsule_id, changes=changes)
+    # The last writer replaces the previous one (its `written_by`); with auth off nothing changes.
+    run(tx, "capsules/update", id=capsule_id, changes={**changes, **provenance})
     # done/open changes its own readiness and whether it blocks others; tier which section it counts in
     blocked = maintain.blocked_by_changes(tx, [capsule_id]) if "status" in changes else []
     maintain.refresh(tx, readiness=blocked, touched=[capsule_id])
-    return from_record(run(tx, "capsules/get_many", ids=[capsule_id])[0], now)
+    return from_record(run(tx, "capsules/get_many", ids=[capsule_id])[0], now, visible)
 
 
 def update(db: Database, capsule_id: str, upd: CapsuleUpdate, now: datetime,
-           wrap: Wrap | None = None) -> dict[str, Any]:
+           wrap: Wrap | None = None, visible: Visible = None,
+           provenance: dict[str, str] | None = None) -> dict[str, Any]:
     """Apply the update and return the full capsule as get would show it."""
     capsule_id = valid_id(capsule_id)
-    return db.write(within(wrap, lambda tx: _update(tx, capsule_id, upd, now)))
+    return db.write(within(wrap, lambda tx: _update(tx, capsule_id, upd, now, visible, provenance or {})))

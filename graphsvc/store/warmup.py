@@ -57,6 +57,10 @@ STATEMENTS: tuple[tuple[str, dict[str, Any]], ...] = (
     ("sessions/lock", {"id": "ses-0"}),
     ("sessions/previous_handoffs", {"agent": "graphsvc-warm-up", "project_id": _NOWHERE}),
     ("sessions/finish", {"id": "ses-0", "handoff_id": _NOWHERE, "now": _NOW, "finish_hash": ""}),
+    ("keys/create", {"id": "000000000000", "label": "warm-up", "rights": "read", "prefixes": None, "salt": "",
+                     "secret_hash": "", "now": _NOW}),
+    ("keys/revoke", {"id": "000000000000", "now": _NOW}),
+    ("keys/touch", {"id": "000000000000", "now": _NOW, "before": _NOW}),
     # Last: these take locks every writer needs (the id counter, the BLOCKS order, a key's node),
     # held until the roll-back, so that is milliseconds after them, not the whole warm-up.
     ("idempotency/claim", {"caller": "", "key": "graphsvc-warm-up", "now": _NOW}),

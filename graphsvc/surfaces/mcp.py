@@ -55,7 +55,8 @@ from graphsvc.service import GraphService
 from graphsvc.store import bookmarks
 from graphsvc.store.idempotency import KEY_RULE, IdempotencyKey
 from graphsvc.surfaces import deadline
-from graphsvc.surfaces.http.auth import CALLER_STATE
+from graphsvc.access import OPERATOR, current_principal
+from graphsvc.surfaces.http.auth import CALLER_STATE, principal_of
 from graphsvc.surfaces.http.request_id import request_id_of
 from graphsvc.surfaces.mcp_schemas import (
     AliasList,
@@ -543,6 +544,9 @@ def build_server(service: GraphService) -> Server[Any]:
         scope = getattr(getattr(ctx, "request", None), "scope", None) or {}
         current_request_id.set(request_id_of(scope) or new_request_id())
         caller = scope.get("state", {}).get(CALLER_STATE, "")
+        # The key the HTTP request authenticated (graphsvc.access): each tool's service operation checks
+        # its right and scope. The session manager runs tools outside the request's task, so it is set here.
+        current_principal.set(principal_of(scope) or OPERATOR)
         # The Neo4j driver is synchronous: keep the event loop free while it works, bounded like HTTP
         # (the thread runs in a copy of this context, so it sees the request id).
         try:

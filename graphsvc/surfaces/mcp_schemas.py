@@ -117,6 +117,8 @@ class Scope(_Out):
     project_id: str | None = None
     project_prefix: str | None = None
     terms: list[str] | None = None
+    key_prefixes: list[str] | None = Field(default=None, description="a scoped API key's prefixes, when the "
+                                           "request had no fence: the pack covers their union (docs/keys.md)")
 
 
 class Budget(_Out):
@@ -153,9 +155,16 @@ class EdgeIn(_Out):
     from_: str = Field(alias="from")
 
 
+class HiddenEdges(_Out):
+    out: int
+    in_: int = Field(alias="in")
+
+
 class Edges(_Out):
     out: list[EdgeOut]
     in_: list[EdgeIn] = Field(alias="in")
+    hidden: HiddenEdges | None = Field(default=None, description="edges to capsules outside your API key's "
+                                       "scope: counted, not listed (present only when there are some)")
 
 
 class Capsule(BaseModel):
@@ -175,6 +184,8 @@ class Capsule(BaseModel):
     updated_at: str
     valid_to: str | None = None
     tombstoned_at: str | None = None
+    written_by: str | None = Field(default=None, description="the API key (id) that last wrote this capsule")
+    written_by_label: str | None = Field(default=None, description="that key's label")
     tombstoned: bool
     superseded: bool
     expired: bool

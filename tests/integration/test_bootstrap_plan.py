@@ -31,11 +31,12 @@ def operators(plan: dict[str, Any]) -> Iterator[tuple[str, str, bool]]:
         yield from operators(child)
 
 
-def explain(db, **fence: Any) -> list[tuple[str, str, bool]]:
-    """The operators of both pack statements' plans (the section statement's runs share one)."""
-    params = statement_parameters(BootstrapRequest(terms=["parser"], **fence), NOW)
+def explain(db, scope: tuple[str, ...] | None = None, **fence: Any) -> list[tuple[str, str, bool]]:
+    """The operators of both pack statements' plans (the section statement's runs share one);
+    `scope`: a scoped API key's prefixes (graphsvc.access), which fence like a request's fence."""
+    params = statement_parameters(BootstrapRequest(terms=["parser"], **fence), NOW, scope)
     plan = []
-    for statement, arguments in zip(pack_statements(params["project_id"], params["project_prefix"]),
+    for statement, arguments in zip(pack_statements(params["project_id"], params["project_prefix"], scope),
                                     (params, section_runs(params, ["nott"])[0])):
         summary = db._driver.execute_query("EXPLAIN " + cypher.load(statement),
                                            statement_arguments(statement, arguments)).summary
@@ -54,7 +55,7 @@ def test_every_section_seeks_an_index_and_no_path_is_enumerated(db):
         s.many([{"project_id": projects[n % len(projects)], "kind": kinds[n % len(kinds)],
                  "content": f"capsule {batch}-{n}"} for n in range(1000)])
     db._driver.execute_query("CALL db.clearQueryCaches()")
-    for fence in ({}, {"project_prefix": "nott"}, {"project_id": "nott/x"}):
+    for fence in ({}, {"project_prefix": "nott"}, {"project_id": "nott/x"}, {"scope": ("nott", "p01")}):
         plan = explain(db, **fence)
         ops = [op for op, _, _ in plan]
         # Every place the plan finds nodes from scratch is an index; the rest starts from rows it
@@ -92,7 +93,9 @@ def test_every_section_seeks_an_index_and_no_path_is_enumerated(db):
         # from a one-row guard: a procedure call on no index of its own.
         cuts = [d for op, d in leaves if op == "Unwind" and "$arg.rank_query IS NULL" in d]
         # The section statement starts from its arguments: the sections it ranks, the fence's projects.
+        # The head seeks the tallies once per prefix: of a key's scope, or the request's one fence.
         given = [d for op, d in leaves if (op == "Unwind" and d.startswith("$arg.sections AS s"))
+                 or (op == "Unwind" and d.startswith("coalesce($arg.scope, ") and d.endswith(" AS seek"))
                  or (op == "Projection" and d.startswith("$arg.fence_projects AS fence_projects"))]
         assert all(op == "Argument" or d in kinds + loops + live + decay + covering + cuts + tallies + expired + given
                    for op, d in leaves), leaves

@@ -77,3 +77,46 @@ async def _mcp_get_passes_at_the_limit() -> None:
 
 def test_an_mcp_get_is_never_shed():
     asyncio.run(_mcp_get_passes_at_the_limit())
+
+
+class _Key:
+    def __init__(self, key_id):
+        self.key_id = key_id
+
+
+def _as(app, key_id):
+    """The app behind auth: the caller's principal in the scope's state, as BearerTokenAuth leaves it."""
+    async def with_principal(scope, receive, send):
+        scope.setdefault("state", {})["graphsvc.principal"] = _Key(key_id)
+        await app(scope, receive, send)
+    return with_principal
+
+
+async def _one_key_is_shed_while_others_are_served() -> None:
+    from graphsvc.surfaces.http.shedding import KeyShare
+
+    held = HeldApp()
+    share = KeyShare(held, limit=2)
+    runaway = httpx.AsyncClient(transport=httpx.ASGITransport(app=_as(share, "aaaaaaaaaaaa")), base_url="http://t")
+    other = httpx.AsyncClient(transport=httpx.ASGITransport(app=_as(share, "bbbbbbbbbbbb")), base_url="http://t")
+    token = httpx.AsyncClient(transport=httpx.ASGITransport(app=_as(share, None)), base_url="http://t")
+    async with runaway, other, token:
+        admitted = [asyncio.create_task(runaway.post("/v1/memory_bootstrap")) for _ in range(2)]
+        while held.entered < 2:
+            await asyncio.sleep(0.001)
+        refused = await asyncio.wait_for(runaway.post("/v1/memory_bootstrap"), timeout=1.0)
+        assert refused.status_code == 503 and refused.json()["error"]["code"] == "overloaded"
+        assert "GRAPHSVC_KEY_MAX_INFLIGHT" in refused.json()["error"]["message"]
+        served = [asyncio.create_task(other.post("/v1/memory_bootstrap")) for _ in range(2)]
+        served.append(asyncio.create_task(token.post("/v1/memory_bootstrap")))  # the env token: process limit only
+        served.append(asyncio.create_task(token.post("/v1/memory_bootstrap")))
+        served.append(asyncio.create_task(token.post("/v1/memory_bootstrap")))
+        while held.entered < 7:
+            await asyncio.sleep(0.001)
+        held.release.set()
+        assert {r.status_code for r in await asyncio.gather(*admitted, *served)} == {200}
+        assert share.in_flight == {}
+
+
+def test_a_runaway_key_gets_503_while_other_keys_are_served():
+    asyncio.run(_one_key_is_shed_while_others_are_served())

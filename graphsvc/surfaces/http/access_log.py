@@ -5,7 +5,8 @@ token sent as `?access_token=...` (refused with 401, correctly) still landed in 
 This line keeps the path as sent (percent-encoded, so no control character can forge a
 line) and only the NAMES of query parameters, every value replaced by `***`. `graphsvc
 serve` turns uvicorn's own access log off. Fields: method, target, status, duration in
-ms, and the request id (on every line via the logging filter); in JSON logs they also
+ms, the API key's id (`key=<id>`; the env token shows as `key=GRAPHSVC_API_TOKEN`, no auth as
+`key=-`; never a secret), and the request id (on every line via the logging filter); in JSON logs they also
 travel as the structured `http` object.
 """
 
@@ -16,6 +17,8 @@ import time
 from urllib.parse import parse_qsl
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from graphsvc.surfaces.http.auth import principal_of
 
 log = logging.getLogger("graphsvc.access")
 MAX_TARGET = 512
@@ -56,6 +59,8 @@ class AccessLogMiddleware:
             millis = (time.perf_counter() - start) * 1000
             target = loggable_target(scope)
             method = scope.get("method", "-")
-            log.info("%s %s %d %.1fms", method, target, status, millis,
+            caller = principal_of(scope)
+            key = "-" if caller is None else caller.key_id or caller.label
+            log.info("%s %s %d %.1fms key=%s", method, target, status, millis, key,
                      extra={"http": {"method": method, "target": target, "status": status,
-                                     "duration_ms": round(millis, 1)}})
+                                     "duration_ms": round(millis, 1), "key": key}})

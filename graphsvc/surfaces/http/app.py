@@ -18,13 +18,13 @@ from graphsvc import telemetry
 from graphsvc.errors import ServiceError, Unavailable, with_request_id
 from graphsvc.surfaces.mcp import McpHttpEndpoint
 from graphsvc.service import GraphService
-from graphsvc.surfaces.http import bootstrap_routes, capsule_routes, recall_routes, session_routes
+from graphsvc.surfaces.http import bootstrap_routes, capsule_routes, key_routes, recall_routes, session_routes
 from graphsvc.config import Settings
 from graphsvc.surfaces.deadline import RequestDeadline
 from graphsvc.surfaces.http.access_log import AccessLogMiddleware
 from graphsvc.surfaces.http.auth import OPEN_PATHS, BearerTokenAuth
 from graphsvc.surfaces.http.bookmark_header import BookmarkHeader
-from graphsvc.surfaces.http.shedding import LoadShedding
+from graphsvc.surfaces.http.shedding import KeyShare, LoadShedding
 from graphsvc.surfaces.http.common import call
 from graphsvc.surfaces.http.json_errors import JsonErrorsMiddleware
 from graphsvc.surfaces.http.metrics import MetricsMiddleware, metrics_route
@@ -35,7 +35,7 @@ log = logging.getLogger(__name__)
 
 DEFAULT_MAX_INFLIGHT = Settings.model_fields["graphsvc_max_inflight"].default
 
-ROUTE_MODULES = [capsule_routes, bootstrap_routes, recall_routes, session_routes]
+ROUTE_MODULES = [capsule_routes, bootstrap_routes, recall_routes, session_routes, key_routes]
 
 #: What each step /readyz may wait for means (GraphService.waiting_for).
 NOT_READY = {
@@ -113,6 +113,8 @@ def create_app(
     metrics_token: str | None = None,
     max_inflight: int = DEFAULT_MAX_INFLIGHT,
     owns_service: bool = False,
+    require_keys: bool = False,
+    key_max_inflight: int | None = None,
 ) -> Starlette:
     """The app; with a non-empty `api_token`, every route but /healthz needs it as a Bearer token.
 
@@ -120,6 +122,10 @@ def create_app(
     Neo4j driver; a service shared with other code (the tests) is left open.
 
     `metrics_token` (GRAPHSVC_METRICS_TOKEN) replaces the API token on GET /metrics only.
+
+    Auth is on when `api_token` is set or `require_keys` (GRAPHSVC_REQUIRE_KEYS); then API keys
+    (docs/keys.md) are accepted beside the token, which stays an admin key. `key_max_inflight`: one
+    API key's share of this process's in-flight requests (default a quarter of `max_inflight`).
 
     `mcp_allowed_hosts` turns on the MCP SDK's Host/Origin check for /mcp (see McpHttpEndpoint).
     `max_inflight` bounds the requests waiting on Neo4j at once (GRAPHSVC_MAX_INFLIGHT; see shedding).
@@ -179,8 +185,10 @@ def create_app(
         Middleware(LoadShedding, limit=max_inflight),
         Middleware(JsonErrorsMiddleware),
     ]
-    if api_token:
-        middleware.append(Middleware(BearerTokenAuth, token=api_token, open_paths=frozenset(open_paths)))
+    if api_token or require_keys:
+        middleware.append(Middleware(BearerTokenAuth, token=api_token or None, open_paths=frozenset(open_paths),
+                                     keys=service.keys, bound=service.request_bound))
+        middleware.append(Middleware(KeyShare, limit=key_max_inflight or max(1, max_inflight // 4)))
     middleware += [Middleware(RequestDeadline, seconds=service.request_bound), Middleware(BookmarkHeader)]
     app = Starlette(
         routes=route_list,

@@ -35,4 +35,7 @@ def app_from_env() -> Starlette:
         metrics_token=configured_token(settings.graphsvc_metrics_token),
         max_inflight=inflight_share(settings.graphsvc_max_inflight, settings.graphsvc_workers),
         owns_service=True,
+        require_keys=settings.graphsvc_require_keys,
+        key_max_inflight=inflight_share(settings.graphsvc_key_max_inflight or max(1, settings.graphsvc_max_inflight // 4),
+                                        settings.graphsvc_workers),
     )

@@ -16,6 +16,9 @@ import json
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+#: Where the auth middleware leaves the caller (graphsvc.surfaces.http.auth.PRINCIPAL_STATE).
+PRINCIPAL_STATE = "graphsvc.principal"
+
 #: What reaches Neo4j: the JSON API and the MCP endpoint.
 SHED_PREFIXES = ("/v1/", "/mcp")
 #: The MCP endpoint answers everything but POST at once, without Neo4j (graphsvc.surfaces.mcp.PostOnly):
@@ -56,3 +59,50 @@ class LoadShedding:
             await self.app(scope, receive, send)
         finally:
             self.in_flight -= 1
+
+
+class KeyShare:
+    """One API key's share of the in-flight limit (issue 27): at most `limit` of its requests wait on
+    Neo4j at once in this process; past it that key gets the same fast 503 `overloaded`, while
+    other keys are still admitted up to the process limit (LoadShedding, which runs first).
+
+    Runs after auth, which puts the caller's Principal in the scope's state. Only API keys are
+    counted: GRAPHSVC_API_TOKEN (the operator's) and auth-off callers are bounded by the process
+    limit alone. `limit` is this process's share of GRAPHSVC_KEY_MAX_INFLIGHT.
+    """
+
+    def __init__(self, app: ASGIApp, limit: int, prefixes: tuple[str, ...] = SHED_PREFIXES):
+        if limit < 1:
+            raise ValueError("the per-key in-flight limit must be at least 1")
+        self.app = app
+        self.limit = limit
+        self.prefixes = prefixes
+        self.in_flight: dict[str, int] = {}
+        self._body = json.dumps({"error": {
+            "code": "overloaded",
+            "message": f"this API key has {limit} requests in flight on this graphsvc process, its share of "
+                       f"GRAPHSVC_KEY_MAX_INFLIGHT; wait for an answer, or retry after {RETRY_AFTER_SECONDS} s",
+        }}).encode()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        principal = scope.get("state", {}).get(PRINCIPAL_STATE)
+        key_id = getattr(principal, "key_id", None)
+        if (key_id is None or scope["type"] != "http" or not scope["path"].startswith(self.prefixes)
+                or (scope["path"] == MCP_PATH and scope["method"] != "POST")):
+            await self.app(scope, receive, send)
+            return
+        if self.in_flight.get(key_id, 0) >= self.limit:
+            await send({"type": "http.response.start", "status": 503, "headers": [
+                (b"content-type", b"application/json"), (b"content-length", str(len(self._body)).encode()),
+                (b"retry-after", str(RETRY_AFTER_SECONDS).encode())]})
+            await send({"type": "http.response.body", "body": self._body})
+            return
+        self.in_flight[key_id] = self.in_flight.get(key_id, 0) + 1
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            left = self.in_flight[key_id] - 1
+            if left:
+                self.in_flight[key_id] = left
+            else:
+                del self.in_flight[key_id]  # the map holds only keys with requests in flight
