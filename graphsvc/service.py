@@ -418,9 +418,10 @@ class GraphService:
         A session of a project outside a scoped key's scope is answered as an unknown one (404)."""
         from graphsvc.store.sessions import finish
 
-        req, now, visible = parse(SessionFinish, data, InvalidInput), self.clock(), principal().covers
+        req, now, caller = parse(SessionFinish, data, InvalidInput), self.clock(), principal()
         return self._once(idempotency, "session_finish", data, now,
-                          lambda wrap: finish(self.db, req, now, wrap=wrap, visible=visible))
+                          lambda wrap: finish(self.db, req, now, wrap=wrap, visible=caller.covers,
+                                              provenance=caller.provenance()))
 
     # -- reads (SPEC §5) --------------------------------------------------
 

@@ -47,7 +47,7 @@ def _finish_hash(request: SessionFinish) -> str:
 
 
 def _finish(tx: ManagedTransaction, request: SessionFinish, now: datetime,
-            visible: Callable[[str], bool]) -> dict[str, Any]:
+            visible: Callable[[str], bool], provenance: dict[str, str]) -> dict[str, Any]:
     rows = run(tx, "sessions/lock", id=request.session_id)
     # A session of a project outside the caller's scope is answered as an unknown one (docs/keys.md).
     if not rows or not visible(rows[0]["project_id"]):
@@ -63,13 +63,14 @@ def _finish(tx: ManagedTransaction, request: SessionFinish, now: datetime,
                                      project_id=session["project_id"])]
     capsule = CapsuleIn(project_id=session["project_id"], kind="handoff", content=handoff_content(request),
                         supersedes=previous)
-    (handoff_id,) = _ingest(tx, [capsule], now, batch=False)
+    (handoff_id,) = _ingest(tx, [capsule], now, batch=False, visible=visible, provenance=provenance)
     run(tx, "sessions/finish", id=request.session_id, handoff_id=handoff_id, now=now, finish_hash=digest)
     return {"session_id": request.session_id, "handoff_id": handoff_id}
 
 
 def finish(db: Database, request: SessionFinish, now: datetime, wrap: Wrap | None = None,
-           visible: Callable[[str], bool] = lambda project_id: True) -> dict[str, Any]:
+           visible: Callable[[str], bool] = lambda project_id: True,
+           provenance: dict[str, str] | None = None) -> dict[str, Any]:
     """Close a session and store its handoff; {session_id, handoff_id}. `visible(project_id)`: whether
-    the caller may see a session of that project."""
-    return db.write(within(wrap, lambda tx: _finish(tx, request, now, visible)))
+    the caller may see a session of that project; `provenance`: the writer the handoff records."""
+    return db.write(within(wrap, lambda tx: _finish(tx, request, now, visible, provenance or {})))

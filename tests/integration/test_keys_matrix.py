@@ -41,6 +41,8 @@ def world(database):
         "out_tomb": s.put("fact", f"{SECRET_TEXT} fact", project_id="inx"),  # a sibling name, not a sub-project
     }
     s.block(ids["out_task"], ids["in_task"])
+    # a session of a project outside the scoped keys' scope (its finish is an unknown session to them)
+    ids["out_session"] = service.session_start({"agent": "outsider", "project_id": "out"})["session_id"]
     keys = {right: make_key(service, right, *(("in",) if right != "admin" else ())) for right in ("read", "write", "admin")}
     revoked = make_key(service, "write", "in")
     service.keys_revoke(revoked["id"])
@@ -88,6 +90,24 @@ def _cases(ids: dict[str, str]) -> list[tuple[str, str, str, Any, dict[str, int]
         ("keys_create", "POST", "/v1/keys", {"label": "made", "rights": "read"}, {"read": 403, "write": 403, "admin": 201}),
         ("keys_revoke", "POST", "/v1/keys/0123456789ab/revoke", None, {"read": 403, "write": 403, "admin": 404}),
         ("metrics", "GET", "/metrics", None, {"read": 403, "write": 403, "admin": 200}),
+        ("retrieve_in", "POST", "/v1/memory_retrieve", {"terms": ["inside"], "project_id": "in"}, everyone),
+        ("retrieve_out", "POST", "/v1/memory_retrieve", {"terms": ["task"], "project_prefix": "out"},
+         {"read": 403, "write": 403, "admin": 200}),
+        ("retrieve_unfenced", "POST", "/v1/memory_retrieve", {"terms": ["task", "fact"]}, everyone),
+        ("digest_in", "POST", "/v1/memory_digest", {"project_prefix": "in"}, everyone),
+        ("digest_out", "POST", "/v1/memory_digest", {"project_id": "out"}, {"read": 403, "write": 403, "admin": 200}),
+        ("digest_unfenced", "POST", "/v1/memory_digest", {}, everyone),
+        ("aliases_list", "GET", "/v1/aliases?project_prefix=in", None, everyone),
+        ("alias_in", "POST", "/v1/aliases", {"term": "inside", "aliases": ["within"], "project_prefix": "in"},
+         {"read": 403, "write": 200, "admin": 200}),
+        ("alias_store_wide", "POST", "/v1/aliases", {"term": "task", "aliases": ["chore"]},
+         {"read": 403, "write": 403, "admin": 200}),
+        ("session_start_in", "POST", "/v1/sessions", {"agent": "insider", "project_id": "in"},
+         {"read": 403, "write": 201, "admin": 201}),
+        ("session_start_out", "POST", "/v1/sessions", {"agent": "insider", "project_id": "out"},
+         {"read": 403, "write": 403, "admin": 201}),
+        ("session_finish_out", "POST", f"/v1/sessions/{ids['out_session']}/finish", {"handoff": "done here"},
+         {"read": 403, "write": 404, "admin": 200}),
         ("readyz", "GET", "/readyz", None, everyone),
         ("openapi", "GET", "/openapi.json", None, everyone),
     ]
@@ -111,7 +131,7 @@ def _leaks(text: str, world: dict[str, Any], sent: str) -> list[str]:
 
 
 def test_the_matrix_covers_every_mounted_route(world):
-    covered = {(method, re.sub(r"cap-[0-9]+|[0-9a-f]{12}", "X", path.split("?")[0]))
+    covered = {(method, re.sub(r"cap-[0-9]+|ses-[0-9]+|[0-9a-f]{12}", "X", path.split("?")[0]))
                for _, method, path, _, _ in _cases(world["ids"])}
     mounted = {(op.method, re.sub(r"\{[a-z_]+\}", "X", op.path)) for op in all_operations()
                if not op.public and op.path != "/mcp"}
@@ -167,6 +187,20 @@ def _tool_cases(ids: dict[str, str]) -> list[tuple[str, dict[str, Any], dict[str
          {"read": "forbidden", "write": "not_found", "admin": "ok"}),
         ("memory_tombstone", {"ids": [ids["in_tomb"]]}, {"read": "forbidden", "write": "ok", "admin": "ok"}),
         ("memory_tombstone", {"ids": [ids["out_tomb"]]}, {"read": "forbidden", "write": "not_found", "admin": "ok"}),
+        ("memory_retrieve", {"terms": ["task"]}, reads),
+        ("memory_retrieve", {"terms": ["task"], "project_id": "out"},
+         {"read": "forbidden", "write": "forbidden", "admin": "ok"}),
+        ("memory_digest", {}, reads),
+        ("memory_digest", {"project_prefix": "out"}, {"read": "forbidden", "write": "forbidden", "admin": "ok"}),
+        ("memory_aliases", {}, reads),
+        ("memory_alias", {"term": "inside", "aliases": ["within"], "project_prefix": "in/sub"},
+         {"read": "forbidden", "write": "ok", "admin": "ok"}),
+        ("memory_alias", {"term": "task", "aliases": ["chore"], "project_prefix": "out"},
+         {"read": "forbidden", "write": "forbidden", "admin": "ok"}),
+        ("memory_session_start", {"agent": "insider", "project_id": "in/sub"},
+         {"read": "forbidden", "write": "ok", "admin": "ok"}),
+        ("memory_session_finish", {"session_id": ids["out_session"], "handoff": "done here"},
+         {"read": "forbidden", "write": "not_found", "admin": "ok"}),
     ]
 
 
