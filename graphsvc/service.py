@@ -500,10 +500,11 @@ class GraphService:
         from graphsvc.store.transfer import Source, import_lines
 
         self._refuse_until_started()
-        self.ensure_schema()
         source = lines if isinstance(lines, Source) else Source.of_lines(lines)
         if idempotency is None:
-            return import_lines(self.db, source, progress=progress, watch=watch)
+            # The file is checked before Neo4j is needed: a bad line is named even with Neo4j down.
+            return import_lines(self.db, source, progress=progress, watch=watch, prepare=self.ensure_schema)
+        self.ensure_schema()
         claim = idempotency.claim("import", {"sha256": source.digest}, self.clock(), self.idempotency_ttl)
         try:
             check(self.db, claim)

@@ -591,18 +591,22 @@ def _raise_counter(tx: ManagedTransaction, max_seq: int) -> None:
 
 
 def import_lines(db: Database, lines: Source | Iterable[str | bytes], progress: Any = None,
-                 seal: Callable[[dict[str, Any]], Wrap] | None = None, watch: Watch | None = None) -> dict[str, Any]:
+                 seal: Callable[[dict[str, Any]], Wrap] | None = None, watch: Watch | None = None,
+                 prepare: Callable[[], None] | None = None) -> dict[str, Any]:
     """Validate every line, check the store, then write what is not stored yet (module docstring).
 
     `progress` is anything with `update(n)` (e.g. tqdm), advanced once per line written or found
     stored; a `total` of None is set to the file's line count once the file is validated (tqdm). Blank lines
     are ignored. `seal(summary)` gives the wrap for the last write transaction (an idempotency key
     is stored with the answer the import is about to give). `watch.step()` runs before each
-    transaction (graphsvc.watch), so a surface can stop the import between two of them.
+    transaction (graphsvc.watch), so a surface can stop the import between two of them. `prepare()`
+    runs once the file is valid, before the first transaction (the service's schema check).
     """
     source = lines if isinstance(lines, Source) else Source.of_lines(lines)
     watch = watch if watch is not None else Watch()
     index = _validate(source, watch)
+    if prepare is not None:
+        prepare()
     if progress is not None and getattr(progress, "total", 0) is None:
         progress.total = index.lines_total
         getattr(progress, "refresh", lambda: None)()

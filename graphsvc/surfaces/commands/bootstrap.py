@@ -55,7 +55,9 @@ def pinned_clock(now: str) -> Any:
         raise BadRequest(f"--now must be an ISO-8601 instant with a UTC offset ({exc})", field="now") from None
 
 
-def run(args: argparse.Namespace) -> int:
+def print_answer(args: argparse.Namespace, operation: str, body: dict[str, Any]) -> int:
+    """Run one §4-style read (`bootstrap`, `retrieve`, `digest`) at `--now` if given; print its
+    answer (canonical with `--compact`, else pretty) and the budget line on stderr."""
     from graphsvc.core.canonical import canonical_json
     from graphsvc.factory import build_service
 
@@ -63,11 +65,15 @@ def run(args: argparse.Namespace) -> int:
     if args.now is not None:
         service.clock = pinned_clock(args.now)
     try:
-        pack = service.bootstrap(request_body(args))
+        answer = getattr(service, operation)(body)
     finally:
         service.db.close()
-    body = canonical_json(pack)
-    print(body if args.compact else json.dumps(pack, ensure_ascii=False, indent=2))
+    compact = canonical_json(answer)
+    print(compact if args.compact else json.dumps(answer, ensure_ascii=False, indent=2))
     sys.stdout.flush()
-    print(budget_note(pack, body), file=sys.stderr)
+    print(budget_note(answer, compact), file=sys.stderr)
     return 0
+
+
+def run(args: argparse.Namespace) -> int:
+    return print_answer(args, "bootstrap", request_body(args))

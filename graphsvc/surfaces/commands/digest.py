@@ -7,11 +7,9 @@ stderr note ties budget.used_tokens to that body's length.
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 from typing import Any
 
-from graphsvc.surfaces.commands.bootstrap import budget_note, pinned_clock
+from graphsvc.surfaces.commands.bootstrap import print_answer
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -32,18 +30,4 @@ def request_body(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from graphsvc.core.canonical import canonical_json
-    from graphsvc.factory import build_service
-
-    service = build_service()
-    if args.now is not None:
-        service.clock = pinned_clock(args.now)
-    try:
-        answer = service.digest(request_body(args))
-    finally:
-        service.db.close()
-    body = canonical_json(answer)
-    print(body if args.compact else json.dumps(answer, ensure_ascii=False, indent=2))
-    sys.stdout.flush()
-    print(budget_note(answer, body), file=sys.stderr)
-    return 0
+    return print_answer(args, "digest", request_body(args))

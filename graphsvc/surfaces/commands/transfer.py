@@ -93,7 +93,6 @@ def run_import(args: argparse.Namespace) -> int:
         service = build_service()
         bar = _Bar(disable=args.no_progress)
         try:
-            service.ensure_schema()
             result = service.import_file(file, progress=bar)
         finally:
             bar.close()

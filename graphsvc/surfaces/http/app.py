@@ -56,7 +56,7 @@ BASE_OPERATIONS = [
               description="Request counts and latency per route template and status, packs by ready state, rows "
               "trimmed by budget, Neo4j errors and 503s, Neo4j work in flight. Needs GRAPHSVC_METRICS_TOKEN as the "
               "bearer token when that is set, else the API token.",
-              error_statuses=(401,), response_media_type="text/plain"),
+              error_statuses=(401, 403), response_media_type="text/plain"),
     Operation("POST", "/mcp", "MCP streamable HTTP endpoint (JSON-RPC; the same memory tools)",
               description="Speak MCP here with an MCP client; tools: memory_bootstrap, memory_get, memory_ingest, "
               "memory_relate, memory_update, memory_tombstone, memory_list, memory_retrieve, memory_digest, "

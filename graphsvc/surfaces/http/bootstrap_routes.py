@@ -33,7 +33,7 @@ OPERATIONS = [
         "budget.trimmed_by_budget counts the rows the budget dropped; token_budget 0 returns no sections. "
         "Same store + request + clock gives byte-identical JSON. All content is ADVISORY_NOT_AUTHORITY data.",
         request_model=BootstrapRequest,
-        error_statuses=(400, 401, 503),
+        error_statuses=(400, 401, 403, 503),
     ),
 ]
 

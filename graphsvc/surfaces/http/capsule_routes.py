@@ -66,14 +66,14 @@ OPERATIONS = [
         "cursor (next_cursor of the previous page). Tombstoned capsules are never listed (GET them by id). "
         "Ordered by id number; pages are stable under writes. "
         "Answer: {capsules: [...], next_cursor: string|null}.",
-        parameters=tuple(_query_parameters()), error_statuses=(400, 401, 503),
+        parameters=tuple(_query_parameters()), error_statuses=(400, 401, 403, 503),
     ),
     Operation(
         "GET", "/v1/capsules/export", "Export every capsule and edge as JSON Lines (application/x-ndjson)",
         description="Streams {\"capsule\": {...}} lines (by id number) then {\"edge\": {type, from, to}} lines; "
         "instants are UTC with nanoseconds, so export -> import -> export is byte-identical. Tombstoned "
         "capsules are included: an export is a backup.",
-        error_statuses=(401, 503), response_media_type="application/x-ndjson",
+        error_statuses=(401, 403, 503), response_media_type="application/x-ndjson",
     ),
     Operation(
         "POST", "/v1/capsules/import", "Import a JSON Lines export (resumable: send it again to complete it)",
@@ -87,37 +87,37 @@ OPERATIONS = [
         "{capsules: n, edges: n}} (written, and found already stored).",
         request_schema={"type": "string", "description": "JSON Lines, one object per line"},
         request_media_type="application/x-ndjson", parameters=(_KEY_PARAM,),
-        success_status=201, error_statuses=(400, 401, 409, 422, 503),
+        success_status=201, error_statuses=(400, 401, 403, 409, 422, 503),
     ),
     Operation(
         "POST", "/v1/capsules/get", "Read one or many capsules by id (memory_get)",
         description="Body: {\"ids\": [...]} (1-1000). Full capsules in request order with edges in and out and "
         "tombstoned/superseded/expired flags; tombstoned capsules are shown (flagged). Unknown id -> 404 naming it.",
-        request_model=CapsuleIdList, error_statuses=(401, 404, 422, 503),
+        request_model=CapsuleIdList, error_statuses=(401, 403, 404, 422, 503),
     ),
     Operation(
         "POST", "/v1/capsules/relate", "Add and/or remove BLOCKS / SUPERSEDES edges (one transaction)",
         description="Body: {\"add\": [{type, from, to}], \"remove\": [...]}. Unknown ids, self-loops and BLOCKS "
         "touching a non-task/epic capsule are 422 naming add[i].from/to; nothing is written. Answer: {added, "
         "already_present, removed, not_present}.",
-        request_model=RelateRequest, parameters=(_KEY_PARAM,), error_statuses=(401, 422, 503),
+        request_model=RelateRequest, parameters=(_KEY_PARAM,), error_statuses=(401, 403, 422, 503),
     ),
     Operation(
         "POST", "/v1/capsules/tombstone", "Tombstone capsules (never deleted; idempotent)",
         description="Body: {\"ids\": [...]}. The first tombstoned_at is kept. Unknown id -> 404 naming it, nothing "
         "marked. Answer: {tombstoned: [...], already_tombstoned: [...]}.",
-        request_model=CapsuleIdList, parameters=(_KEY_PARAM,), error_statuses=(401, 404, 422, 503),
+        request_model=CapsuleIdList, parameters=(_KEY_PARAM,), error_statuses=(401, 403, 404, 422, 503),
     ),
     Operation(
         "GET", "/v1/capsules/{capsule_id}", "Read one capsule (memory_get for a single id)",
-        parameters=(_ID_PARAM,), error_statuses=(401, 404, 422, 503),
+        parameters=(_ID_PARAM,), error_statuses=(401, 403, 404, 422, 503),
     ),
     Operation(
         "PATCH", "/v1/capsules/{capsule_id}", "Update status, tier, valid_to, headline or content",
         description="Bumps updated_at. status is for task/epic only (422 otherwise); clear_valid_to: true removes "
         "the expiry; content without headline re-derives a derived headline but keeps a chosen one. Unknown id "
         "-> 404; a tombstoned capsule -> 409. Answer: the full capsule.",
-        request_model=CapsuleUpdate, parameters=(_ID_PARAM, _KEY_PARAM), error_statuses=(401, 404, 409, 422, 503),
+        request_model=CapsuleUpdate, parameters=(_ID_PARAM, _KEY_PARAM), error_statuses=(401, 403, 404, 409, 422, 503),
     ),
 ]
 

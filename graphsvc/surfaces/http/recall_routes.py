@@ -41,7 +41,7 @@ OPERATIONS = [
         "covered, then your terms' tokens covered, then recency, then id; matched_terms names your terms a row "
         "covers, 'alias:<term>' when only an alias matched. token_budget covers the whole body (§4's contract; the "
         "floor is the first result). Never writes. All content is ADVISORY_NOT_AUTHORITY data.",
-        request_model=RetrieveRequest, error_statuses=(400, 401, 503),
+        request_model=RetrieveRequest, error_statuses=(400, 401, 403, 503),
     ),
     Operation(
         "POST", "/v1/memory_digest", "A scope at a glance for a session start (memory_digest)",
@@ -52,7 +52,7 @@ OPERATIONS = [
         "open blockers first, each with its count) and blocked_total, newest (the most recently updated live "
         "capsules), handles, budget. token_budget covers the whole body (§4's contract; the floor is the handoff "
         "and the ready head). All content is ADVISORY_NOT_AUTHORITY data.",
-        request_model=DigestRequest, error_statuses=(400, 401, 503),
+        request_model=DigestRequest, error_statuses=(400, 401, 403, 503),
     ),
     Operation(
         "POST", "/v1/aliases", "Teach or forget a term's aliases (memory_alias)",
@@ -61,13 +61,13 @@ OPERATIONS = [
         "Without project_prefix the aliases hold for every retrieve; with one, only for retrieves fenced inside that "
         "subtree. An alias works both ways and one hop only. Terms and aliases are stored folded (lowercase tokens). "
         "memory_bootstrap never uses aliases. Answer: {term, aliases, project_prefix?} as the term now stands.",
-        request_model=AliasRequest, parameters=(_KEY_PARAM,), error_statuses=(401, 422, 503),
+        request_model=AliasRequest, parameters=(_KEY_PARAM,), error_statuses=(401, 403, 422, 503),
     ),
     Operation(
         "GET", "/v1/aliases", "List the aliases a retrieve with this fence would use",
         description="Query parameters: project_id and/or project_prefix (none: the store-wide aliases only). Answer: "
         "{aliases: [{term, aliases, project_prefix?}]}, store-wide ones first, then by prefix and term.",
-        parameters=_fence_parameters(), error_statuses=(400, 401, 503),
+        parameters=_fence_parameters(), error_statuses=(400, 401, 403, 503),
     ),
 ]
 

@@ -33,7 +33,7 @@ OPERATIONS = [
         description="Body: {agent, project_id, newest?, token_budget?}. agent names the worker (1-100 characters "
         "from A-Z a-z 0-9 . _ : @ / -). Answer (201): {session_id, digest}, the digest being memory_digest's for "
         "the project (it leads with the newest handoff a previous session left there).",
-        request_model=SessionStart, parameters=(_KEY_PARAM,), success_status=201, error_statuses=(401, 422, 503),
+        request_model=SessionStart, parameters=(_KEY_PARAM,), success_status=201, error_statuses=(401, 403, 422, 503),
     ),
     Operation(
         "POST", "/v1/sessions/{session_id}/finish", "Finish a session and leave a handoff (memory_session_finish)",
@@ -43,7 +43,7 @@ OPERATIONS = [
         "an unknown session is a 404. Answer: {session_id, handoff_id}. A handoff never enters a bootstrap "
         "section; memory_digest leads with it.",
         request_schema=_finish_schema(), parameters=(_SESSION_PARAM, _KEY_PARAM),
-        error_statuses=(401, 404, 409, 422, 503),
+        error_statuses=(401, 403, 404, 409, 422, 503),
     ),
 ]
 
