@@ -24,8 +24,9 @@ from graphsvc.errors import Forbidden
 RIGHTS = ("read", "write", "admin")
 #: What a right lets its holder do, named for the refusal that tells a key what it may do instead.
 RIGHT_MEANS = {
-    "read": "read (memory_bootstrap, memory_get, memory_list)",
-    "write": "read and write capsules (ingest, relate, update, tombstone)",
+    "read": "read (memory_bootstrap, memory_retrieve, memory_digest, memory_get, memory_list, memory_aliases)",
+    "write": "read and write capsules (ingest, relate, update, tombstone, memory_alias, memory_session_start, "
+             "memory_session_finish)",
     "admin": "everything, key management, export and import included",
 }
 
@@ -71,8 +72,9 @@ class Principal:
     def allows(self, right: str) -> bool:
         return RIGHTS.index(self.right) >= RIGHTS.index(right)
 
-    def require(self, right: str, operation: str) -> None:
-        if not self.allows(right):
+    def require(self, right: str, operation: str, whole_store: bool = False) -> None:
+        """The right `operation` needs; `whole_store`: and no scope (admin operations cannot be fenced)."""
+        if not self.allows(right) or (whole_store and self.prefixes is not None):
             raise Forbidden(f"{operation} needs the '{right}' right; this key ({self.describe()}) may "
                             f"{RIGHT_MEANS[self.right]}", field="authorization")
 

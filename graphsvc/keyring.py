@@ -1,7 +1,7 @@
-"""Resolving a presented bearer credential to a `Principal` (issue 27), with a per-worker cache.
+"""Resolving a presented bearer credential to a `Principal`, with a per-worker cache.
 
-`GRAPHSVC_API_TOKEN` is still accepted: it is an admin key over the whole store whose idempotency
-scope is the token's SHA-256, as before. Any other credential must be an API key,
+`GRAPHSVC_API_TOKEN` is an admin key over the whole store whose idempotency
+scope is the token's SHA-256. Any other credential must be an API key,
 `gsk_<id>_<secret>` (graphsvc.core.apikeys): its `:ApiKey` node is looked up by id, the secret's
 salted hash compared in constant time, and a revoked key refused.
 

@@ -404,6 +404,19 @@ class SessionFinish(StrictModel):
                                          BeforeValidator(check_unicode_if_str)]],
                           Field(max_length=MAX_NEXT_STEPS)] = Field(
         default_factory=list, description="the next steps, in order (at most 50)")
+
+    def handoff_text(self) -> str:
+        """The handoff capsule's content: the handoff, then the next steps as a list."""
+        if not self.next_steps:
+            return self.handoff
+        return self.handoff.rstrip() + "\n\nNext steps:\n" + "\n".join(f"- {step}" for step in self.next_steps)
+
+    @model_validator(mode="after")
+    def _fits_one_capsule(self) -> "SessionFinish":
+        if len(self.handoff_text().encode("utf-8")) > MAX_CONTENT_BYTES:
+            raise ValueError(f"handoff and next_steps together must fit one capsule's content ({MAX_CONTENT_BYTES} "
+                             "bytes of UTF-8): shorten the handoff or move detail into capsules of their own")
+        return self
 # ---------------------------------------------------------------- API keys (issue 27, graphsvc.store.keys)
 
 MAX_KEY_PREFIXES = 32
@@ -419,3 +432,11 @@ class KeyCreate(StrictModel):
     prefixes: Annotated[list[ProjectPrefix], Field(min_length=1, max_length=MAX_KEY_PREFIXES)] | None = Field(
         default=None, description="project prefixes the key may use, each with its sub-projects "
         "('shop' covers 'shop' and 'shop/x', never 'shopx'); omitted or null: the whole store")
+
+    @model_validator(mode="after")
+    def _admin_is_whole_store(self) -> "KeyCreate":
+        # admin reaches export, import and key management, which no prefix can fence
+        if self.rights == "admin" and self.prefixes is not None:
+            raise ValueError("an admin key covers the whole store (export, import and key management have no "
+                             "scope): leave prefixes out, or give a scoped key 'read' or 'write'")
+        return self

@@ -47,12 +47,26 @@ WARM_REQUESTS: tuple[dict[str, Any], ...] = (
 )
 
 
-#: memory_retrieve's one statement (one plan whatever the request), planned beside the packs'.
+#: memory_retrieve's one statement and memory_digest's (one plan each whatever the request), planned
+#: beside the packs'.
 WARM_RETRIEVE: dict[str, Any] = {"terms": ["graphsvc-warm"], "token_budget": 0}
+WARM_DIGEST: dict[str, Any] = {"project_id": "graphsvc-warm", "token_budget": 0}
+
+#: What an update by the operator (auth off, the CLI) records: no writer, so the previous key's
+#: `written_by` does not outlive the version it wrote.
+NO_PROVENANCE = {"written_by": None, "written_by_label": None}
 
 #: The right each service operation needs (graphsvc.access): filled by `operation`, one entry per
-#: operation a surface may call. tests/unit/test_operations.py holds every public method to it.
+#: operation a surface may call. tests/unit/test_access.py holds every public method to it.
 OPERATION_RIGHTS: dict[str, str] = {}
+
+
+def authorize(name: str) -> None:
+    """The calling principal may run operation `name` (its declared right; admin also needs the whole
+    store: export, import and key management cannot be fenced). Surfaces call it too, before costly
+    work for an operation (an import's upload)."""
+    right = OPERATION_RIGHTS[name]
+    principal().require(right, name, whole_store=right == "admin")
 
 
 def operation(right: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
@@ -63,7 +77,7 @@ def operation(right: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     def declare(method: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(method)
         def checked(self: Any, *args: Any, **kwargs: Any) -> Any:
-            principal().require(right, method.__name__)
+            authorize(method.__name__)
             return method(self, *args, **kwargs)
 
         OPERATION_RIGHTS[method.__name__] = right
@@ -118,7 +132,8 @@ class GraphService:
             finally:
                 _warming_call.reset(token)
 
-        reads = [(self.bootstrap, request) for request in WARM_REQUESTS] + [(self.retrieve, WARM_RETRIEVE)]
+        reads = ([(self.bootstrap, request) for request in WARM_REQUESTS]
+                 + [(self.retrieve, WARM_RETRIEVE), (self.digest, WARM_DIGEST)])
         with ThreadPoolExecutor(max_workers=len(reads) + 1, thread_name_prefix="graphsvc-warm") as pool:
             work = [pool.submit(plan, read, request) for read, request in reads]
             if writes:
@@ -272,7 +287,12 @@ class GraphService:
         """Retrieve, digest and the alias listing read ONE fence (SPEC §2): a scoped key's request must
         lie inside its scope (403 naming it otherwise); without a fence, a key of one prefix reads
         that subtree, and a key of several must name one (docs/keys.md)."""
-        scope = principal().fence(request.project_id, request.project_prefix)
+        caller = principal()
+        for name in ("project_id", "project_prefix"):  # both: the alias listing reads each one's ancestors
+            value = getattr(request, name)
+            if value is not None and not caller.covers(value):
+                caller.fence(value if name == "project_id" else None, value if name == "project_prefix" else None)
+        scope = caller.fence(request.project_id, request.project_prefix)
         if scope is None:
             return request
         if len(scope) == 1:
@@ -373,7 +393,7 @@ class GraphService:
         upd, now, caller = parse(CapsuleUpdate, data, InvalidInput), self.clock(), principal()
         return self._once(idempotency, "update", {"id": capsule_id, "changes": data}, now,
                           lambda wrap: update(self.db, capsule_id, upd, now, wrap=wrap, visible=caller.covers,
-                                              provenance=caller.provenance()))
+                                              provenance=caller.provenance() or NO_PROVENANCE))
 
     @operation("write")
     def tombstone(self, capsule_ids: list[str], idempotency: IdempotencyKey | None = None) -> dict[str, Any]:
@@ -407,10 +427,14 @@ class GraphService:
         principal().check_write(req.project_id, "project_id")
         # The key stores the opened session; the digest is a read, computed for this answer (a retry
         # gets the same session and the digest as it stands).
+        # Read first: a digest that fails (503) leaves no session behind for a retry to duplicate, and
+        # opening a session changes nothing the digest shows.
+        fence = DigestRequest(project_id=req.project_id, newest=req.newest, token_budget=req.token_budget)
+        self._refuse_until_started()
+        scope_digest = digest(self.db, fence, now)
         opened = self._once(idempotency, "session_start", data, now, lambda wrap: start(self.db, req, now, wrap=wrap),
                             render=lambda session_id: {"session_id": session_id})
-        fence = DigestRequest(project_id=req.project_id, newest=req.newest, token_budget=req.token_budget)
-        return {**opened, "digest": digest(self.db, fence, now)}
+        return {**opened, "digest": scope_digest}
 
     @operation("write")
     def session_finish(self, data: Any, idempotency: IdempotencyKey | None = None) -> dict[str, Any]:
@@ -448,6 +472,7 @@ class GraphService:
         from graphsvc.store.keys import create_key
 
         request = parse(KeyCreate, data if data is not None else {}, InvalidInput)
+        self._refuse_until_started()
         self.ensure_schema()
         return create_key(self.db, request.label, request.rights, request.prefixes, self.clock())
 
@@ -455,6 +480,7 @@ class GraphService:
     def keys_list(self) -> dict[str, Any]:
         from graphsvc.store.keys import list_keys
 
+        self._refuse_until_started()
         self.ensure_schema()
         return {"keys": list_keys(self.db)}
 
@@ -465,6 +491,7 @@ class GraphService:
 
         if not isinstance(key_id, str) or KEY_ID.fullmatch(key_id) is None:
             raise InvalidInput("id: an API key id is 12 lowercase hex digits (the part after gsk_)", field="id")
+        self._refuse_until_started()
         self.ensure_schema()
         return revoke_key(self.db, key_id, self.clock())
 
@@ -500,6 +527,7 @@ class GraphService:
         from graphsvc.store.transfer import Source, import_lines
 
         self._refuse_until_started()
+        self._refuse_while_warming()
         source = lines if isinstance(lines, Source) else Source.of_lines(lines)
         if idempotency is None:
             # The file is checked before Neo4j is needed: a bad line is named even with Neo4j down.

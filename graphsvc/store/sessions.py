@@ -35,12 +35,6 @@ def start(db: Database, request: SessionStart, now: datetime, wrap: Wrap | None 
                                                 project_id=request.project_id, now=now)[0]["id"]))
 
 
-def handoff_content(request: SessionFinish) -> str:
-    if not request.next_steps:
-        return request.handoff
-    return request.handoff.rstrip() + "\n\nNext steps:\n" + "\n".join(f"- {step}" for step in request.next_steps)
-
-
 def _finish_hash(request: SessionFinish) -> str:
     canonical = json.dumps(request.model_dump(), sort_keys=True, separators=(",", ":"), ensure_ascii=True)
     return hashlib.sha256(canonical.encode("ascii")).hexdigest()
@@ -61,7 +55,7 @@ def _finish(tx: ManagedTransaction, request: SessionFinish, now: datetime,
                        f"({session['handoff_id']}); start a new session to leave a new one", field="session_id")
     previous = [r["id"] for r in run(tx, "sessions/previous_handoffs", agent=session["agent"],
                                      project_id=session["project_id"])]
-    capsule = CapsuleIn(project_id=session["project_id"], kind="handoff", content=handoff_content(request),
+    capsule = CapsuleIn(project_id=session["project_id"], kind="handoff", content=request.handoff_text(),
                         supersedes=previous)
     (handoff_id,) = _ingest(tx, [capsule], now, batch=False, visible=visible, provenance=provenance)
     run(tx, "sessions/finish", id=request.session_id, handoff_id=handoff_id, now=now, finish_hash=digest)

@@ -446,7 +446,8 @@ def _validate(source: Source, watch: Watch) -> _Index:
         index.lines_total += 1
         data = _record(number, text)
         if "alias" in data:
-            index.aliases.append(AliasRequest(**_reparse(AliasSet, data["alias"], number, "alias").model_dump(exclude_none=True)))
+            alias_set = _reparse(AliasSet, data["alias"], number, "alias").model_dump(exclude_none=True)
+            index.aliases.append(_reparse(AliasRequest, alias_set, number, "alias"))
             continue
         if index.aliases:
             raise _invalid(number, next(iter(data)), "alias lines must all come after the capsule and edge lines")

@@ -68,7 +68,7 @@ def _update(tx: ManagedTransaction, capsule_id: str, upd: CapsuleUpdate, now: da
     if "headline" in changes or "content" in changes:
         changes["tokens"] = maintain.folded_tokens(changes.get("headline", current["headline"]),
                                                    changes.get("content", current["content"]))
-    # The last writer replaces the previous one (its `written_by`); with auth off nothing changes.
+    # The last writer replaces the previous one (its `written_by`); the operator (auth off) clears it.
     run(tx, "capsules/update", id=capsule_id, changes={**changes, **provenance})
     # done/open changes its own readiness and whether it blocks others; tier which section it counts in
     blocked = maintain.blocked_by_changes(tx, [capsule_id]) if "status" in changes else []

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import socket
 
-__all__ = ["PerWorkerSocket", "reuse_port_available", "reuse_port_socket"]
+__all__ = ["PerWorkerSocket", "reserve", "reuse_port_available", "reuse_port_socket"]
 
 
 def reuse_port_available() -> bool:
@@ -41,6 +41,20 @@ def reuse_port_socket(host: str, port: int) -> socket.socket:
         raise
     sock.set_inheritable(True)
     return sock
+
+
+def reserve(host: str, port: int) -> socket.socket:
+    """The supervisor's socket: (host, port) checked free, then bound with SO_REUSEPORT, never listening.
+
+    SO_REUSEPORT alone would share a port another SO_REUSEPORT service of the same user listens on
+    (a second `graphsvc serve`) and split its connections; a plain bind first fails on any listener
+    there (OSError "Address already in use") and gives port 0 its number."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # a restart's TIME_WAIT is not a holder
+        probe.bind((host, port))
+        port = probe.getsockname()[1]
+        return reuse_port_socket(host, port)
 
 
 class PerWorkerSocket:

@@ -102,6 +102,22 @@ def test_key_creation_is_validated(db):
         with pytest.raises(InvalidInput) as refused:
             service.keys_create(body)
         assert refused.value.field == field, refused.value.message
+    # an admin key covers the whole store: no prefixes (export, import and key management cannot be fenced)
+    with pytest.raises(InvalidInput) as refused:
+        service.keys_create({"label": "x", "rights": "admin", "prefixes": ["shop"]})
+    assert "whole store" in refused.value.message
+
+
+def test_an_admin_operation_needs_a_key_over_the_whole_store(db):
+    # A key stored with admin and prefixes (by hand in Browser, or before the rule) still cannot
+    # export, import or manage keys: none of them can be fenced.
+    service = GraphService(db, clock=fixed_clock(NOW))
+    with acting_as(scoped("admin", "shop")):
+        for call in (lambda: list(service.export_lines()), lambda: service.import_lines(["{}"]),
+                     lambda: service.keys_list(), lambda: service.keys_create({"label": "x", "rights": "admin"})):
+            with pytest.raises(Forbidden) as refused:
+                call()
+            assert "may" in refused.value.message
 
 
 def test_the_cli_creates_lists_and_revokes_keys(db, neo4j_target):
@@ -263,6 +279,10 @@ def test_writes_record_the_key_that_wrote_them_and_export_import_keep_it(db, cap
     db.wipe_all()
     service.import_lines(exported)
     assert list(service.export_lines()) == exported
+    # importing the same file again (a resumed import) finds every capsule, written_by included, present
+    again = service.import_lines(exported)
+    assert again["capsules"] == 0 and again["already_present"]["capsules"] == len(exported) - sum(
+        1 for line in exported if not line.startswith('{"capsule"'))
 
 
 def test_scoped_tool_results_match_the_advertised_output_schemas(db):
@@ -293,3 +313,18 @@ def test_scoped_tool_results_match_the_advertised_output_schemas(db):
     capsule = got["capsules"][0]
     assert capsule["edges"]["hidden"] == {"out": 0, "in": 1} and capsule["written_by"] == writer.key_id
     assert refused["error"]["code"] == "forbidden" and "'billing', 'shop'" in refused["error"]["message"]
+
+
+def test_one_fence_reads_refuse_any_fence_value_outside_the_scope(db):
+    # The alias listing reads the aliases of every prefix enclosing its fence: each fence value sent
+    # must lie in the key's scope, not just one of them.
+    service = GraphService(db, clock=fixed_clock(NOW))
+    service.alias({"term": "postgres", "aliases": ["pg"], "project_prefix": "other"})
+    with acting_as(scoped("read", "shop/api")):
+        for call in (lambda: service.aliases({"project_id": "shop/api", "project_prefix": "other"}),
+                     lambda: service.retrieve({"terms": ["pg"], "project_id": "shop/api", "project_prefix": "other"}),
+                     lambda: service.digest({"project_id": "shop/api", "project_prefix": "other"})):
+            with pytest.raises(Forbidden) as refused:
+                call()
+            assert refused.value.field == "project_prefix"
+        assert service.aliases({"project_id": "shop/api"}) == {"aliases": []}

@@ -163,3 +163,13 @@ def test_http_routes_start_and_finish(db):
         assert bad.status_code == 422 and bad.json()["error"]["field"] == "session_id"
         digest = http.post("/v1/memory_digest", json={"project_id": "p"}).json()
         assert digest["handoff"]["id"] == "cap-1"
+
+
+def test_a_handoff_too_long_for_one_capsule_is_a_422_naming_the_rule(svc):
+    opened = svc.session_start({"agent": "a", "project_id": "p"})
+    with pytest.raises(InvalidInput) as refused:
+        svc.session_finish({"session_id": opened["session_id"], "handoff": "x" * 65_000,
+                            "next_steps": ["y" * 400] * 50})
+    assert "one capsule" in refused.value.message
+    # nothing was written: the session can still be finished
+    assert svc.session_finish({"session_id": opened["session_id"], "handoff": "done"})["handoff_id"]

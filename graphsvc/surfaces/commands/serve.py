@@ -27,7 +27,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from graphsvc.surfaces.http.asgi import LOOPBACK_HOSTS
-from graphsvc.surfaces.listeners import PerWorkerSocket, reuse_port_available, reuse_port_socket
+from graphsvc.surfaces.listeners import PerWorkerSocket, reserve, reuse_port_available
 
 __all__ = ["LOOPBACK_HOSTS", "register", "run"]
 
@@ -72,11 +72,11 @@ APP = "graphsvc.surfaces.http.asgi:app_from_env"
 
 def serve_workers(config: Any) -> None:
     """uvicorn's supervisor over `config.workers` workers, each listening on a SO_REUSEPORT socket
-    of its own. The supervisor's socket, bound the same way but never listening, fails a taken
-    port here once (not in every worker) and gives port 0 its one number for every worker."""
+    of its own. The supervisor's socket (`reserve`) fails a taken port here once (not in every
+    worker) and gives port 0 its one number for every worker."""
     from uvicorn.supervisors import Multiprocess
 
-    reserved = reuse_port_socket(config.host, config.port)
+    reserved = reserve(config.host, config.port)
     try:
         config.port = reserved.getsockname()[1]
         Multiprocess(config, sockets=[PerWorkerSocket(config.host, config.port)]).run()  # type: ignore[list-item]

@@ -20,7 +20,7 @@ from starlette.routing import Route
 
 from graphsvc.errors import BadRequest, InvalidInput, NotFound
 from graphsvc.models import CapsuleIdList, CapsuleIn, CapsuleUpdate, IngestBatch, ListRequest, RelateRequest
-from graphsvc.service import GraphService
+from graphsvc.service import GraphService, authorize
 from graphsvc.store.update import valid_id
 from graphsvc.validation import parse
 from graphsvc.surfaces.http.common import body_chunks, call, json_body, ok
@@ -173,6 +173,7 @@ def routes(service: GraphService) -> list[Route]:
                                  headers={"Content-Disposition": 'attachment; filename="graphsvc-export.jsonl"'})
 
     async def import_(request: Request) -> JSONResponse:
+        authorize("import_file")  # before the upload: a key that may not import sends nothing to disk
         key = key_of(request)
         with tempfile.TemporaryFile(prefix="graphsvc-import-") as spool:
             # The body goes to disk as it arrives (the import reads it in passes), hashed on the way
