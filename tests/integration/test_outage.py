@@ -74,7 +74,22 @@ class LocalOutageNeo4j:
         os.kill(self._pid(), signal.SIGCONT)
 
     def kill(self) -> None:
-        os.kill(self._pid(), signal.SIGKILL)
+        """SIGKILL, returning once the JVM is gone: a start before the kernel has torn it down (or
+        while it is an unreaped zombie) finds its pid file naming a live process, takes the server
+        for running and waits for a Bolt that never comes."""
+        pid_file = self.local.home / "run" / "neo4j.pid"
+        pid = int(pid_file.read_text().strip())
+        os.kill(pid, signal.SIGKILL)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+            except (FileNotFoundError, ProcessLookupError, IndexError):
+                break
+            if state in ("Z", "X"):  # dead: its locks and ports are released, only the pid remains
+                break
+            time.sleep(0.05)
+        pid_file.unlink(missing_ok=True)  # as after a crash: the next start finds no server running
 
     def remove(self) -> None:
         pid_file = self.local.home / "run" / "neo4j.pid"
