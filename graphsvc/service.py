@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import logging
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from contextvars import ContextVar
 from datetime import datetime, timedelta
@@ -21,6 +22,7 @@ from graphsvc.access import principal
 from graphsvc.clock import Clock, system_clock
 from graphsvc.core.apikeys import KEY_ID
 from graphsvc.keyring import KeyRing
+from graphsvc.request_context import call_deadline
 from graphsvc.store.db import Database
 from graphsvc.store.idempotency import DEFAULT_TTL, IdempotencyKey, Replayed, Wrap, check, guard, purge_expired
 from graphsvc.errors import BadRequest, Conflict, Forbidden, InvalidInput, Unavailable
@@ -54,6 +56,9 @@ WARM_DIGEST: dict[str, Any] = {"project_id": "graphsvc-warm", "token_budget": 0}
 
 #: What an update by the operator (auth off, the CLI) records: no writer, so the previous key's
 #: `written_by` does not outlive the version it wrote.
+#: Seconds of its deadline a call keeps for its own statements when it waits for a re-warm: a
+#: warm pack runs in tens of milliseconds, a write in a few hundred under load.
+WARM_WAIT_RESERVE = 1.5
 NO_PROVENANCE = {"written_by": None, "written_by_label": None}
 
 #: The right each service operation needs (graphsvc.access): filled by `operation`, one entry per
@@ -261,8 +266,14 @@ class GraphService:
     def _refuse_while_warming(self) -> None:
         """After a reconnect every call would wait for the cold plans its statements need, each cut off
         by the query timeout while they crowd a server that is compiling; one warm-up compiles them
-        instead, and callers get a fast 503 + Retry-After until it is done (seconds, not a 30 s wait)."""
-        if self.db.warming and not _warming_call.get():
+        instead. A call that arrives meanwhile waits for it without touching Neo4j, keeping
+        WARM_WAIT_RESERVE s of its deadline to run once the plans are in; a warm-up that outlasts
+        that is a 503 + Retry-After, as any wait past the bound."""
+        if not self.db.warming or _warming_call.get():
+            return
+        deadline = call_deadline.get()
+        left = (deadline - time.monotonic()) if deadline is not None else self.request_bound
+        if not self.db.wait_warm(left - WARM_WAIT_RESERVE):
             raise Unavailable("Neo4j is back and the query plans are being compiled; retry shortly.")
 
     # -- the product ------------------------------------------------------

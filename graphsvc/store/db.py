@@ -115,6 +115,8 @@ class Database:
         self.on_reconnect: Callable[[], None] | None = None
         self._outage = False
         self._reconnecting = threading.Lock()
+        self._warm = threading.Event()  # set whenever no `on_reconnect` runs (`wait_warm`)
+        self._warm.set()
         # `timeout` budgets the WHOLE wait for Neo4j, retries included. With every knob set to it
         # (and the driver's default 1 s first retry delay) a stopped Neo4j took 2.8 s to a 503
         # (tests/integration/test_outage.py). The Bolt handshake is bounded by the acquisition
@@ -260,10 +262,15 @@ class Database:
         """True while `on_reconnect` runs (the service refuses packs meanwhile, see GraphService.bootstrap)."""
         return self._reconnecting.locked()
 
+    def wait_warm(self, timeout: float) -> bool:
+        """Wait at most `timeout` s for a running `on_reconnect` to end; True when none runs."""
+        return self._warm.wait(max(0.0, timeout))
+
     def rewarm(self) -> None:
         """Run `on_reconnect` in a background thread unless it is already running."""
         if self.on_reconnect is None or not self._reconnecting.acquire(blocking=False):
             return
+        self._warm.clear()
 
         def warm() -> None:
             try:
@@ -274,6 +281,7 @@ class Database:
                 self._outage = True
             finally:
                 self._reconnecting.release()
+                self._warm.set()
 
         threading.Thread(target=warm, name="graphsvc-rewarm", daemon=True).start()
 

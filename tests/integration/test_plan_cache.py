@@ -184,3 +184,71 @@ def test_ready_only_once_the_pack_plans_are_warm(db):
     finally:
         db._driver.execute_query("CALL db.stats.stop('QUERIES')")
     assert compiles(db) == []
+
+
+@pytest.fixture
+def held_rewarm(db):
+    """Start a re-warm that lasts until the yielded event is set (a restarted Neo4j's warm-up)."""
+    import threading
+
+    previous, release = db.on_reconnect, threading.Event()
+
+    def start() -> threading.Event:
+        db.on_reconnect = lambda: release.wait(30)
+        db.rewarm()
+        assert db.warming
+        return release
+
+    yield start
+    release.set()
+    db.on_reconnect = previous
+
+
+def test_a_call_during_a_rewarm_waits_for_it_within_its_deadline(db, held_rewarm):
+    """A pack asked while the plans are compiled again waits for that warm-up (not a 503 at once),
+    and runs as soon as it ends."""
+    import threading
+    import time
+
+    from graphsvc.request_context import call_deadline
+
+    service = GraphService(db, clock=fixed_clock(NOW))
+    service.bootstrap({})  # schema and plans in place
+    release = held_rewarm()
+    threading.Timer(0.5, release.set).start()
+    token = call_deadline.set(time.monotonic() + 7)
+    try:
+        started = time.monotonic()
+        pack = service.bootstrap({})
+        waited = time.monotonic() - started
+    finally:
+        call_deadline.reset(token)
+    assert "ready" in pack and waited >= 0.4
+    assert not db.warming
+
+
+def test_a_rewarm_longer_than_the_deadline_is_a_503(db, held_rewarm):
+    """The wait is bounded: a call keeps part of its deadline to run, and past that it is refused
+    (503 + Retry-After at the surfaces) while the warm-up goes on."""
+    import time
+
+    from graphsvc.errors import Unavailable
+    from graphsvc.request_context import call_deadline
+
+    service = GraphService(db, clock=fixed_clock(NOW))
+    service.bootstrap({})
+    release = held_rewarm()
+    token = call_deadline.set(time.monotonic() + 2.0)
+    try:
+        started = time.monotonic()
+        with pytest.raises(Unavailable):
+            service.bootstrap({})
+        waited = time.monotonic() - started
+    finally:
+        call_deadline.reset(token)
+        release.set()
+    assert 0.3 <= waited < 2.0  # waited for the warm-up, and kept WARM_WAIT_RESERVE of the deadline
+    deadline = time.monotonic() + 10
+    while db.warming and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert not db.warming
