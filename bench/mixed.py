@@ -1,6 +1,6 @@
 """What a team's agents really send, all at once, against a real `graphsvc serve`.
 
-    .venv/bin/python -m bench.mixed [--clients 16] [--seconds 60] [--workers 2] [--wipe] [--restart-neo4j]
+    .venv/bin/python -m bench.mixed [--clients 16] [--seconds 60] [--workers 2] [--wipe | --load N] [--restart-neo4j]
                                     [--idle-agents 0 256] [--rounds 1] [--target new=. --target base=DIR]
                                     [--kill-neo4j-at S | --freeze-neo4j-at S --freeze-for 30]
 
@@ -12,6 +12,8 @@ Each client is a closed loop over one keep-alive connection, picking per request
         tombstone
 so the store grows while it is read (from empty with `--wipe`). `--restart-neo4j` restarts the local
 `bench` Neo4j before the run (a fresh JVM: no plan cached), and the service is started after it.
+`--load N` starts from a store of N capsules of bench.dataset instead (loaded and migrated before the
+restart, so the service still meets a Neo4j just started).
 
 `--idle-agents N`: before a cell's clients start, N MCP agents connect to /mcp the way the official
 SDK clients do (POST initialize, POST notifications/initialized, GET /mcp for the server-to-client
@@ -49,6 +51,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from graphsvc.store.migrate import migrate
 
 from . import dataset
 from .concurrency import Connection, Service
@@ -359,6 +363,8 @@ def main() -> None:
     parser.add_argument("--idle-agents", type=int, nargs="+", default=[0])
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--wipe", action="store_true", help="start from an empty store")
+    parser.add_argument("--load", type=int, default=0, metavar="N",
+                        help="wipe, then load N capsules of bench.dataset before the service starts")
     parser.add_argument("--restart-neo4j", action="store_true", help="restart the local bench Neo4j first")
     parser.add_argument("--target", action="append", default=[], help="NAME=SOURCE_DIR; repeatable (default new=.)")
     parser.add_argument("--kill-neo4j-at", type=float, default=None,
@@ -377,8 +383,6 @@ def main() -> None:
         from graphsvc.neo4j_local import LocalNeo4j
 
         local = LocalNeo4j.named("bench")
-        if args.restart_neo4j:
-            local.stop()
         local.start()
         os.environ.update(NEO4J_URI=local.bolt_uri, NEO4J_USER="neo4j", NEO4J_PASSWORD=local.password)
     elif args.restart_neo4j:
@@ -386,10 +390,18 @@ def main() -> None:
     db = bench_database(timeout=60.0)
     try:
         db.apply_schema()
-        if args.wipe:
+        if args.wipe or args.load:
             db.wipe_all()
+        if args.load:
+            began = time.perf_counter()
+            dataset.load(db, dataset.build(args.load))
+            migrate(db)  # the bench loader writes capsules as schema v1 did: bring them to the current schema
+            print(f"loaded {args.load:,} capsules in {time.perf_counter() - began:.0f} s", flush=True)
     finally:
         db.close()
+    if args.restart_neo4j:  # after the store is prepared: the service meets a Neo4j just started
+        local.stop()
+        local.start()
     targets = [(spec.partition("=")[0], spec.partition("=")[2]) for spec in args.target or ["new=."]]
     results = []
     for name, source in targets:
