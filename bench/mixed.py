@@ -253,6 +253,51 @@ def worker_pids(supervisor: int) -> list[int]:
     return workers or [supervisor]
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds a process has used so far (/proc/<pid>/stat), 0 once it is gone."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def machine_busy_seconds() -> float:
+    """CPU seconds every core spent not idle since boot (/proc/stat), summed over the cores."""
+    values = [int(v) for v in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
+    idle = values[3] + values[4]  # idle + iowait
+    return (sum(values[:8]) - idle) / os.sysconf("SC_CLK_TCK")
+
+
+class CpuMeter:
+    """Where a cell's CPU went: the machine, the Neo4j JVM, the service's workers, this load generator.
+
+    Throughput on a small machine ends where the CPU does, so the cell reports how busy the cores
+    were and the CPU milliseconds each request cost per process: that says whether requests/s is
+    bounded by the CPU (and by which process) or by waiting (locks, timeouts)."""
+
+    def __init__(self, supervisor: int | None) -> None:
+        from .concurrency import neo4j_pid
+
+        self.pids = {"neo4j": [p for p in [neo4j_pid()] if p is not None],
+                     "service": worker_pids(supervisor) if supervisor is not None else [],
+                     "load": [os.getpid()]}
+        self.began = time.perf_counter()
+        self.busy = machine_busy_seconds()
+        self.used = {name: sum(cpu_seconds(p) for p in pids) for name, pids in self.pids.items()}
+
+    def report(self, requests: int) -> dict[str, Any]:
+        wall = time.perf_counter() - self.began
+        cores = os.cpu_count() or 1
+        # A process that ended meanwhile (a killed Neo4j) has no total to read: None.
+        used = {name: (sum(cpu_seconds(p) for p in pids) - self.used[name]
+                       if all(Path(f"/proc/{p}").exists() for p in pids) else None)
+                for name, pids in self.pids.items()}
+        return {"cores_busy_share": round((machine_busy_seconds() - self.busy) / (wall * cores), 3),
+                "cpu_ms_per_request": {name: None if seconds is None else round(1000 * seconds / max(1, requests), 2)
+                                       for name, seconds in used.items()}}
+
+
 async def sample_threads(supervisor: int, stop_at: float, most: dict[int, int]) -> None:
     """Each worker's highest thread count (/proc/<pid>/status Threads), sampled every 0.2 s."""
     while time.perf_counter() < stop_at:
@@ -310,6 +355,8 @@ def run_cell(service: Service, clients: int, seconds: float, idle: int, words: l
     frozen: dict[str, float] = {}
     probes: list[tuple[float, float, int]] = []
     threads: dict[int, int] = {}
+    meter: list[CpuMeter] = []
+    cpu: dict[str, Any] = {}
 
     async def main() -> float:
         stop_at = time.perf_counter() + seconds + 30  # the idle agents outlive the clients
@@ -317,6 +364,7 @@ def run_cell(service: Service, clients: int, seconds: float, idle: int, words: l
         agents = [asyncio.create_task(idle_agent(service.port, event, stop_at, seen)) for event in events]
         for event in events:
             await event.wait()
+        meter.append(CpuMeter(service.proc.pid if service.proc is not None else None))
         started = time.perf_counter()
         faults = [kill_and_restart(kill_at, restarted)] if kill_at is not None else []
         if freeze_at is not None:
@@ -327,6 +375,7 @@ def run_cell(service: Service, clients: int, seconds: float, idle: int, words: l
         await asyncio.gather(*[client(service.port, seed * 1000 + c, words, started + seconds, tally, started)
                                for c in range(clients)], *faults)
         elapsed = time.perf_counter() - started
+        cpu.update(meter[0].report(tally.ok + sum(tally.non_2xx.values())))
         for agent in agents:
             agent.cancel()
         await asyncio.gather(*agents, return_exceptions=True)
@@ -350,7 +399,7 @@ def run_cell(service: Service, clients: int, seconds: float, idle: int, words: l
         "first_2xx_s": None if tally.first_ok is None else round(tally.first_ok, 2),
         "routes": {route: {"n": len(ms), "p50_ms": pct(ms, .5), "p95_ms": pct(ms, .95), "p99_ms": pct(ms, .99)}
                    for route, ms in sorted(tally.ms.items())},
-        "idle_agents_answered": seen, "samples": tally.samples, "neo4j_restart": restart,
+        "idle_agents_answered": seen, "samples": tally.samples, "cpu": cpu, "neo4j_restart": restart,
         "neo4j_freeze": freeze_report(frozen, tally, probes, threads) if "thawed" in frozen else {},
     }
 
@@ -422,6 +471,7 @@ def main() -> None:
                           f"{cell['non_2xx']} of {cell['requests']} ({cell['non_2xx_share']:.1%}), first 2xx "
                           f"{cell['first_2xx_s']} s; idle answered {cell['idle_agents_answered']}\n    {routes}",
                           flush=True)
+                    print(f"    CPU: {cell['cpu']}", flush=True)
                     if cell["neo4j_restart"]:
                         print(f"    Neo4j restart: {cell['neo4j_restart']}", flush=True)
                     if cell["neo4j_freeze"]:
