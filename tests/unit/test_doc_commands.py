@@ -1,4 +1,4 @@
-"""Every command the README and docs/operations.md show works on a fresh clone, and every link resolves.
+"""Every command the README and the docs show works on a fresh clone, and every link resolves.
 
 No Neo4j and nothing is run: each shown command is checked against what it names.
 * `make T`: T is a target of the Makefile.
@@ -27,7 +27,8 @@ from graphsvc.surfaces.cli import build_parser
 
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
-PAGES = [README, ROOT / "docs" / "operations.md"]
+#: The README and every docs page; docs/mcp-clients.md's client commands are run by test_mcp_configs.
+PAGES = [README] + sorted(page for page in (ROOT / "docs").glob("*.md") if page.name != "mcp-clients.md")
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.S | re.M)
 INLINE = re.compile(r"`([^`]+)`")
 LINK = re.compile(r"\]\(([^)\s]+)\)")
