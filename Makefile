@@ -14,7 +14,7 @@ PORT ?= 8080
 GRAPHSVC_WORKERS ?= auto
 RUN_DIR := .run
 
-.PHONY: demo test up down venv bench chromium clients docker-up docker-down docker-images test-docker
+.PHONY: demo test up down venv bench chromium clients docker-up docker-down docker-images test-docker docs docs-serve
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -50,6 +50,14 @@ clients: $(CLIENTS_STAMP)
 
 test: $(STAMP) chromium $(CLIENTS_STAMP)
 	tests/run_suite.sh
+
+# The docs site (mkdocs.yml, docs/): a strict build fails on a broken link or anchor, and on a page
+# missing from the nav. `make test` runs the same build (tests/run_suite.sh).
+docs: $(STAMP)
+	$(BIN)/mkdocs build --strict
+
+docs-serve: $(STAMP)
+	$(BIN)/mkdocs serve
 
 # The project's own Docker engine (own socket /run/graphsvc-docker/docker.sock, own data root
 # ~/.cache/graphsvc/docker; installs docker.io, debootstrap and docker-compose when missing) and the

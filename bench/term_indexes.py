@@ -1,7 +1,7 @@
 """Rebuild the full-text term indexes before timing, so runs start from the same full-text state.
 
 Lucene keeps the documents an update replaced until it merges their segments. Measured on the 1M
-store (README, "What is left of the gap"): after every capsule's tokens were rewritten twice, the
+store (docs/design.md, "Measured and not built"): after every capsule's tokens were rewritten twice, the
 terms scopes' 1M/10k ratio rose by a fifth to a third; a rebuild won back part of that in the one
 run made. The option removes one source of difference between runs, not the machine's noise.
 """

@@ -1,4 +1,5 @@
-"""Settings from the environment (SPEC §7), with the defaults documented in the README.
+"""Settings from the environment (SPEC §7), with the defaults documented in docs/operations.md
+("Configuration").
 
 Credentials are held as `SecretStr` so that a stray `repr()` in a log line can never
 print them.
@@ -51,8 +52,8 @@ def usable_cpus() -> int:
 def worker_count(value: int | str) -> int:
     """A worker count from `auto` (one per usable CPU, at most AUTO_WORKERS_CAP) or a number 1..MAX_WORKERS.
 
-    Measured on the 2-core machine (README "Scaling out"): one worker is bound by its own GIL near
-    250 packs/s while Neo4j has a core to spare; two workers serve ~490 at 16 clients.
+    Measured on the 2-core machine (bench/RESULTS.md, "Many agents at once"): one worker is bound by
+    its own GIL while Neo4j has a core to spare; two workers served 1.65x its packs at 16 clients.
     """
     text = str(value).strip().lower()
     if text == "auto":

@@ -1,4 +1,4 @@
-"""Prometheus metrics: what an operator needs to see the service working (README "Metrics").
+"""Prometheus metrics: what an operator needs to see the service working (docs/operations.md, "Operating it").
 
 Defined once here, at import, on prometheus_client's default registry, so any layer can
 count without passing a registry around. Single process: `render()` exposes the default

@@ -109,7 +109,7 @@ def neo4j_container(image: str | None = None, heap: str = "512m", pagecache: str
     container.with_env("NEO4J_server_memory_heap_max__size", heap)
     container.with_env("NEO4J_server_memory_pagecache_size", pagecache)
     container.with_env("NEO4J_dbms_usage__report_enabled", "false")
-    # What the README's Planning section asks of every Neo4j graphsvc uses (test_plan_cache relies on it).
+    # What docs/design.md's Planning section asks of every Neo4j graphsvc uses (test_plan_cache relies on it).
     container.with_env("NEO4J_dbms_cypher_min__replan__interval", "5m")
     if host_network:
         bolt, http = free_port(), free_port()

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `make test`: the whole suite, in three steps, each a pytest session of its own.
 #
-#   1. local      everything but the container-backed files, with Neo4j found as always
+#   1. local      the docs (mkdocs build --strict), then everything but the container-backed files,
+#                 with Neo4j found as always
 #                 (NEO4J_URI -> testcontainers if an engine answers -> the local `test` instance)
 #   2. container  the store, bootstrap and outage tests against a testcontainers-managed Neo4j
 #   3. compose    docker/compose.yaml up (Neo4j + service, healthchecked), a real pack, down
@@ -37,6 +38,13 @@ steps=" ${GRAPHSVC_SUITE_STEPS:-1 2 3} "
 ignores=()
 for f in "${CONTAINER_TESTS[@]}"; do ignores+=(--ignore "$f"); done
 if [[ $steps == *" 1 "* ]]; then
+    # The docs first: a broken link, a missing anchor or a page left out of mkdocs.yml's nav fails here.
+    echo "== docs: mkdocs build --strict"
+    began=$(clock)
+    site=$(mktemp -d)
+    .venv/bin/mkdocs build --strict --quiet --site-dir "$site" || { echo "== docs: FAILED (mkdocs build --strict)" >&2; status=1; }
+    rm -rf "$site"
+    note "docs build" $(( $(clock) - began ))
     echo "== step 1/3: unit, integration (except the container-backed files) and e2e tests"
     pytest_step "local suite" $PY -m pytest -q "${ignores[@]}" --ignore tests/docker "$@"
 fi

@@ -5,7 +5,7 @@ the ranked head; this module says what a group is, what a capsule covers, why a 
 how eligible matches order, and renders the answer under §4's whole-body budget with the same
 envelope, row and budget code the pack uses (graphsvc.core.pack, graphsvc.core.budget).
 
-Choices where SPEC §8 is silent (documented here and in the README):
+Choices where SPEC §8 is silent (documented here and in docs/capsules.md):
 
 * A group is one caller term (its distinct token set; a term repeated with the same tokens is one
   group, the first spelling names it; a term without any alphanumeric token is no group) plus the

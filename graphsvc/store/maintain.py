@@ -1,6 +1,6 @@
 """The state the pack reads instead of recomputing it: kept up to date by every write, in its transaction.
 
-Maintained on each capsule (documented in the README's "Stored fields"; SPEC §1 allows them and
+Maintained on each capsule (documented in docs/design.md, "Stored fields"; SPEC §1 allows them and
 they never change an answer, only its cost):
 
 * a label for its kind (`:Task`, `:Constraint`, …) beside `:Capsule`;

@@ -1,6 +1,6 @@
 """SPEC §5 update: change status, tier, valid_to, headline or content of one capsule.
 
-Decisions (documented in the README's capsule API section):
+Decisions (documented in docs/capsules.md):
 - `updated_at` is bumped to the request clock on every successful update.
 - `status` exists only on task/epic capsules; sending it for another kind is a 422.
 - `content` without `headline`: the headline is re-derived from the new content

@@ -365,7 +365,7 @@ HANDSHAKE_VERSIONS = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"]
 
 @pytest.mark.parametrize("version", [*HANDSHAKE_VERSIONS, "2026-07-28"])
 def test_each_served_protocol_version_makes_a_tool_call(db, version):
-    """README's "MCP versions served": the initialize handshake for each dated revision up to
+    """docs/mcp-clients.md, "Protocol versions": the initialize handshake for each dated revision up to
     2025-11-25, and 2026-07-28's stateless request form (no initialize; every POST carries its
     version, method and client envelope)."""
     import httpx

@@ -15,7 +15,7 @@ it plans. The test
 With plain parameters, step 3 would plan the pack statement again for 1, 2, 3 and 9 terms, a
 phrase, each fence, and every write again for each batch-size bucket (0, 1, 2-10, 11-100, …).
 A re-plan because statistics moved is growth, not a shape: every Neo4j the suite starts sets
-`dbms.cypher.min_replan_interval=5m` (as the README asks of production), so none falls inside
+`dbms.cypher.min_replan_interval=5m` (as docs/design.md asks of production), so none falls inside
 these seconds; a server given through NEO4J_URI with a shorter interval skips the test, saying so.
 """
 
@@ -120,7 +120,7 @@ def test_no_request_shape_makes_neo4j_plan_again(db):
     interval = db._driver.execute_query(
         "SHOW SETTINGS YIELD name, value WHERE name = 'dbms.cypher.min_replan_interval' RETURN value").records[0][0]
     if duration_seconds(interval) < 300:
-        pytest.skip(f"this Neo4j re-plans on statistics every {interval}; the README's Planning section asks "
+        pytest.skip(f"this Neo4j re-plans on statistics every {interval}; docs/design.md's Planning section asks "
                     "for dbms.cypher.min_replan_interval=5m, without which growth re-plans inside this test")
     service = GraphService(db, clock=fixed_clock(NOW))
     service.ensure_schema()

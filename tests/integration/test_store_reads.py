@@ -119,7 +119,7 @@ def test_list_never_shows_tombstoned_but_get_and_export_do(fenced):
     fenced.tombstone(["cap-2"])
     assert ids(fenced.list({"project_prefix": "nott/x"})) == ["cap-4"]
     assert "cap-2" not in ids(fenced.list({"limit": 500}))
-    with pytest.raises(BadRequest) as refused:  # the old opt-in is gone: SPEC §1 allows only memory_get
+    with pytest.raises(BadRequest) as refused:  # list has no opt-in for tombstoned capsules: SPEC §1 shows them through memory_get only
         fenced.list({"project_prefix": "nott/x", "include_tombstoned": True})
     assert refused.value.field == "include_tombstoned"
     assert fenced.get(["cap-2"])["capsules"][0]["tombstoned"] is True

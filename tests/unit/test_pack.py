@@ -271,7 +271,7 @@ def assert_floor_is_the_floor_pack_cost(full: dict[str, Any]) -> None:
 
 
 def test_the_envelope_is_small_and_its_minimum_cost_is_known() -> None:
-    """README: the bare envelope (no fence, budget 0, one-digit totals) costs 70 tokens, 279 characters."""
+    """docs/pack.md: the bare envelope (no fence, budget 0, one-digit totals) costs 70 tokens, 279 characters."""
     pack = assemble_pack(inputs(), request(budget=0), NOW)
     assert list(pack) == ALWAYS
     assert pack["budget"]["used_tokens"] == honest_cost(pack) == 70 and body_chars(pack) == 279
