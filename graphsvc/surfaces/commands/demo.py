@@ -13,6 +13,7 @@ never deletes (tombstones only mark).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 import time
@@ -199,29 +200,33 @@ def run(args: argparse.Namespace) -> int:
     settings = get_settings()
     service = build_service(settings) if args.url is None else None
     target: DemoTarget = service or HttpTarget(args.url, configured_token(settings.graphsvc_api_token))
+    # An operator's one-shot command, often the first thing a freshly started Neo4j sees: each of its
+    # statements is planned cold (seconds on a busy machine), which a request's 5 s timeout would cut.
+    bound = service.db.longer_timeout() if service is not None else contextlib.nullcontext()
     try:
-        if args.reset:
-            db = service.db if service else Database.from_settings(settings)
-            try:
-                print(f"Deleted {reset_demo(db)} capsules of project '{DEMO_PREFIX}' and its sub-projects.",
+        with bound:
+            if args.reset:
+                db = service.db if service else Database.from_settings(settings)
+                try:
+                    print(f"Deleted {reset_demo(db)} capsules of project '{DEMO_PREFIX}' and its sub-projects.",
+                          file=sys.stderr)
+                finally:
+                    if service is None:
+                        db.close()
+            state = demo_state(target)
+            if state.loaded:
+                print(f"The demo project '{DEMO_PREFIX}' is already loaded; nothing written "
+                      f"(--reset reloads it).", file=sys.stderr)
+            elif state.empty:
+                ids = load_demo(target, service.clock() if service else system_clock())
+                print(f"Loaded the demo project '{DEMO_PREFIX}': {len(ids)} capsules ({ids[0]}..{ids[-1]}).",
                       file=sys.stderr)
-            finally:
-                if service is None:
-                    db.close()
-        state = demo_state(target)
-        if state.loaded:
-            print(f"The demo project '{DEMO_PREFIX}' is already loaded; nothing written "
-                  f"(--reset reloads it).", file=sys.stderr)
-        elif state.empty:
-            ids = load_demo(target, service.clock() if service else system_clock())
-            print(f"Loaded the demo project '{DEMO_PREFIX}': {len(ids)} capsules ({ids[0]}..{ids[-1]}).",
-                  file=sys.stderr)
-        else:
-            print(f"Project '{DEMO_PREFIX}' holds {len(state.sample)} of the {len(CAPSULES)} sample capsules and "
-                  f"{state.others} other live capsule(s), not a whole sample (a load that failed part-way, or "
-                  f"capsules of your own); nothing written. --reset deletes the '{DEMO_PREFIX}' subtree and loads "
-                  "the sample.", file=sys.stderr)
-        pack = target.bootstrap(pack_request())
+            else:
+                print(f"Project '{DEMO_PREFIX}' holds {len(state.sample)} of the {len(CAPSULES)} sample capsules and "
+                      f"{state.others} other live capsule(s), not a whole sample (a load that failed part-way, or "
+                      f"capsules of your own); nothing written. --reset deletes the '{DEMO_PREFIX}' subtree and loads "
+                      "the sample.", file=sys.stderr)
+            pack = target.bootstrap(pack_request())
     finally:
         if service is not None:
             service.db.close()
