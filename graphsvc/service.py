@@ -103,6 +103,9 @@ class GraphService:
         self._schema_applied = False
         self._schema_lock = threading.Lock()
         self._plans_warm = False  # set by `warm`; `ready` waits for it
+        #: Cleared while `warm` plans the reads (a re-warm lets reads through once they are planned).
+        self._reads_planned = threading.Event()
+        self._reads_planned.set()
         #: What the background start-up (`start_in_background`) waits for; None when none is running.
         self._starting: str | None = None
         self._started = threading.Event()
@@ -139,12 +142,18 @@ class GraphService:
 
         reads = ([(self.bootstrap, request) for request in WARM_REQUESTS]
                  + [(self.retrieve, WARM_RETRIEVE), (self.digest, WARM_DIGEST)])
-        with ThreadPoolExecutor(max_workers=len(reads) + 1, thread_name_prefix="graphsvc-warm") as pool:
-            work = [pool.submit(plan, read, request) for read, request in reads]
-            if writes:
-                work.append(pool.submit(warm_write_plans, self.db))
-            for done in work:
-                done.result()
+        self._reads_planned.clear()
+        try:
+            with ThreadPoolExecutor(max_workers=len(reads) + 2, thread_name_prefix="graphsvc-warm") as pool:
+                planning_writes = [pool.submit(warm_write_plans, self.db, variant) for variant in (False, True)
+                                   ] if writes else []
+                for done in [pool.submit(plan, read, request) for read, request in reads]:
+                    done.result()
+                self._reads_planned.set()
+                for done in planning_writes:
+                    done.result()
+        finally:
+            self._reads_planned.set()
         self._plans_warm = True
 
     def ensure_schema(self) -> None:
@@ -263,7 +272,7 @@ class GraphService:
         """True when nothing is waited for (`waiting_for`)."""
         return self.waiting_for() is None
 
-    def _refuse_while_warming(self) -> None:
+    def _refuse_while_warming(self, reads: bool = False) -> None:
         """After a reconnect every call would wait for the cold plans its statements need, each cut off
         by the query timeout while they crowd a server that is compiling; one warm-up compiles them
         instead. A call that arrives meanwhile waits for it without touching Neo4j, keeping
@@ -273,7 +282,9 @@ class GraphService:
             return
         deadline = call_deadline.get()
         left = (deadline - time.monotonic()) if deadline is not None else self.request_bound
-        if not self.db.wait_warm(left - WARM_WAIT_RESERVE):
+        # The read plans are made first and apart from the write plans: a read needs only them.
+        planned = self._reads_planned.wait if reads else self.db.wait_warm
+        if not planned(max(0.0, left - WARM_WAIT_RESERVE)):
             raise Unavailable("Neo4j is back and the query plans are being compiled; retry shortly.")
 
     # -- the product ------------------------------------------------------
@@ -288,7 +299,7 @@ class GraphService:
         self._refuse_until_started()
         scope = principal().fence(request.project_id, request.project_prefix)
         self.ensure_schema()
-        self._refuse_while_warming()
+        self._refuse_while_warming(reads=True)
         pack = build_pack(self.db, request, self.clock(), scope)
         telemetry.observe_pack(pack)
         return pack
@@ -319,7 +330,7 @@ class GraphService:
         request = self._one_fence(parse(RetrieveRequest, data if data is not None else {}, BadRequest))
         self._refuse_until_started()
         self.ensure_schema()
-        self._refuse_while_warming()
+        self._refuse_while_warming(reads=True)
         return retrieve(self.db, request, self.clock())
 
     @operation("read")
@@ -330,7 +341,7 @@ class GraphService:
         request = self._one_fence(parse(DigestRequest, data if data is not None else {}, BadRequest))
         self._refuse_until_started()
         self.ensure_schema()
-        self._refuse_while_warming()
+        self._refuse_while_warming(reads=True)
         return digest(self.db, request, self.clock())
 
     @operation("read")
@@ -341,7 +352,7 @@ class GraphService:
         request = self._one_fence(parse(AliasListRequest, data if data is not None else {}, BadRequest))
         self._refuse_until_started()
         self.ensure_schema()
-        self._refuse_while_warming()
+        self._refuse_while_warming(reads=True)
         return list_aliases(self.db, request)
 
     # -- writes (SPEC §5) -------------------------------------------------

@@ -85,12 +85,13 @@ def _plan_all(tx: ManagedTransaction, after_a_change: bool) -> None:
     raise _RollBack
 
 
-def warm_write_plans(db: Database) -> None:
+def warm_write_plans(db: Database, after_a_change: bool | None = None) -> None:
     """Run every write statement in a clean transaction and after a change, both rolled back
-    (plans cached, nothing stored)."""
+    (plans cached, nothing stored); only one of the two when `after_a_change` says which (the
+    two are independent: a re-warm runs them side by side)."""
     with db.longer_timeout():
-        for after_a_change in (False, True):
+        for variant in (False, True) if after_a_change is None else (after_a_change,):
             try:
-                db.write(lambda tx: _plan_all(tx, after_a_change))
+                db.write(lambda tx: _plan_all(tx, variant))
             except _RollBack:
                 pass

@@ -188,13 +188,19 @@ def test_ready_only_once_the_pack_plans_are_warm(db):
 
 @pytest.fixture
 def held_rewarm(db):
-    """Start a re-warm that lasts until the yielded event is set (a restarted Neo4j's warm-up)."""
+    """Start a re-warm whose end waits for the yielded event (a restarted Neo4j's warm-up); with a
+    service given, that warm-up plans the service's reads first, as the real one does."""
     import threading
 
     previous, release = db.on_reconnect, threading.Event()
 
-    def start() -> threading.Event:
-        db.on_reconnect = lambda: release.wait(30)
+    def start(service: GraphService | None = None) -> threading.Event:
+        def rewarm() -> None:
+            if service is not None:
+                service.warm(writes=False)
+            release.wait(30)
+
+        db.on_reconnect = rewarm
         db.rewarm()
         assert db.warming
         return release
@@ -204,8 +210,19 @@ def held_rewarm(db):
     db.on_reconnect = previous
 
 
+def _bounded(seconds: float):
+    import time
+
+    from graphsvc.request_context import call_deadline
+
+    return call_deadline.set(time.monotonic() + seconds)
+
+
+INGEST = {"project_id": "warm", "kind": "fact", "content": "written during a re-warm"}
+
+
 def test_a_call_during_a_rewarm_waits_for_it_within_its_deadline(db, held_rewarm):
-    """A pack asked while the plans are compiled again waits for that warm-up (not a 503 at once),
+    """A write asked while the plans are compiled again waits for that warm-up (not a 503 at once),
     and runs as soon as it ends."""
     import threading
     import time
@@ -216,15 +233,40 @@ def test_a_call_during_a_rewarm_waits_for_it_within_its_deadline(db, held_rewarm
     service.bootstrap({})  # schema and plans in place
     release = held_rewarm()
     threading.Timer(0.5, release.set).start()
-    token = call_deadline.set(time.monotonic() + 7)
+    token = _bounded(7)
     try:
         started = time.monotonic()
-        pack = service.bootstrap({})
+        written = service.ingest(INGEST)
         waited = time.monotonic() - started
     finally:
         call_deadline.reset(token)
-    assert "ready" in pack and waited >= 0.4
+    assert written["ids"] and waited >= 0.4
     assert not db.warming
+
+
+def test_reads_pass_once_the_read_plans_are_made(db, held_rewarm):
+    """The re-warm plans the reads first: a pack runs as soon as they are in, while a write still
+    waits for the write plans."""
+    import time
+
+    from graphsvc.errors import Unavailable
+    from graphsvc.request_context import call_deadline
+
+    service = GraphService(db, clock=fixed_clock(NOW))
+    service.bootstrap({})
+    held_rewarm(service)
+    deadline = time.monotonic() + 60
+    while not service._reads_planned.is_set():  # the re-warm's read plans are being made
+        assert time.monotonic() < deadline, "the read plans were never made"
+        time.sleep(0.02)
+    token = _bounded(2.0)
+    try:
+        assert "ready" in service.bootstrap({})
+        assert db.warming
+        with pytest.raises(Unavailable):
+            service.ingest(INGEST)
+    finally:
+        call_deadline.reset(token)
 
 
 def test_a_rewarm_longer_than_the_deadline_is_a_503(db, held_rewarm):
@@ -238,11 +280,11 @@ def test_a_rewarm_longer_than_the_deadline_is_a_503(db, held_rewarm):
     service = GraphService(db, clock=fixed_clock(NOW))
     service.bootstrap({})
     release = held_rewarm()
-    token = call_deadline.set(time.monotonic() + 2.0)
+    token = _bounded(2.0)
     try:
         started = time.monotonic()
         with pytest.raises(Unavailable):
-            service.bootstrap({})
+            service.ingest(INGEST)
         waited = time.monotonic() - started
     finally:
         call_deadline.reset(token)
