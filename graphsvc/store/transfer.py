@@ -19,7 +19,8 @@ arrays of seqs, kinds and edge ends (`_Index`), so memory grows by a few bytes p
    committed and is seen), then compare the file's capsules with the store, IMPORT_CHUNK at a time.
    A capsule is ALREADY PRESENT when a stored capsule has its id and the same exported
    representation: every field of the export line (id, seq, project_id, kind, tier, headline,
-   content, status, the four instants to the nanosecond), compared as `export` would write them.
+   content, status, the four instants to the nanosecond, the writer, a handoff's agent), compared
+   as `export` would write them.
    The fields the service maintains (kind label, tokens, superseded, readiness, ord, counted) are
    not compared: they are derived from the graph and recomputed by the import's last step. A
    stored capsule with other fields is a 409 naming its line, and nothing is written (the raised
@@ -68,7 +69,8 @@ from graphsvc.store import aliases, blocks_order, maintain
 from graphsvc.store.db import Database, run
 from graphsvc.store.idempotency import Wrap, within
 from graphsvc.errors import BadRequest, Conflict, InvalidInput
-from graphsvc.models import DAG_KINDS, AliasRequest, AliasSet, CapsuleId, Content, Headline, Kind, ProjectId, Status, StrictModel, Tier
+from graphsvc.models import (DAG_KINDS, AliasRequest, AliasSet, CapsuleId, Content, Headline, Kind, ProjectId, Status,
+                             StrictModel, Tier, check_agent)
 from graphsvc.validation import parse
 from graphsvc.watch import Watch
 
@@ -123,6 +125,8 @@ class ExportedCapsule(StrictModel):
     #: Provenance (docs/keys.md): the API key that last wrote the capsule, and its label.
     written_by: Annotated[str, Field(min_length=1, max_length=100)] | None = None
     written_by_label: Annotated[str, Field(min_length=1, max_length=100)] | None = None
+    #: A handoff's agent (SPEC §11): what finds an agent's previous handoff in a restored store.
+    agent: Annotated[str, AfterValidator(check_agent)] | None = None
 
     @model_validator(mode="after")
     def _consistent(self) -> "ExportedCapsule":
@@ -130,6 +134,8 @@ class ExportedCapsule(StrictModel):
             raise ValueError(f"seq {self.seq} does not match id {self.id} (id must be 'cap-<seq>')")
         if (self.status is not None) != (self.kind in DAG_KINDS):
             raise ValueError("status is required on task/epic capsules and absent on every other kind")
+        if self.agent is not None and self.kind != "handoff":
+            raise ValueError("agent is recorded on handoff capsules only")
         return self
 
 
