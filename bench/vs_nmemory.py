@@ -192,7 +192,8 @@ def tool_json(result: Any, what: str) -> Any:
     return json.loads(result.content[0].text)
 
 
-async def load_nmemory(session: Any, items: list[Item]) -> None:
+async def load_nmemory(session: Any, items: list[Item]) -> list[str]:
+    """Ingest the items in order, then relate their edges; nmemory's ids, by item index."""
     now = datetime.now(timezone.utc).replace(microsecond=0)
     ids: list[str] = []
     for start in range(0, len(items), BATCH):
@@ -211,6 +212,7 @@ async def load_nmemory(session: Any, items: list[Item]) -> None:
     for kind, a, b in edges(items):
         tool_json(await session.call_tool("memory_relate", {"kind": kind.lower(), "from": ids[a], "to": ids[b]}),
                   "nmemory memory_relate")
+    return ids
 
 
 # ---------------------------------------------------------------- timing
@@ -231,31 +233,33 @@ def totals(pack: dict[str, Any]) -> dict[str, Any]:
 
 
 class McpTarget:
-    """One long-lived MCP stdio client session; `call` times one memory_bootstrap."""
+    """One long-lived MCP stdio client session; `call` times one call of `tool` (memory_bootstrap)."""
 
-    def __init__(self, session: Any):
+    def __init__(self, session: Any, tool: str = "memory_bootstrap"):
         self.session = session
+        self.tool = tool
 
     async def call(self, body: dict[str, Any]) -> tuple[float, Any]:
         began = time.perf_counter()
-        result = await self.session.call_tool("memory_bootstrap", body)
+        result = await self.session.call_tool(self.tool, body)
         took = (time.perf_counter() - began) * 1000
         if result.is_error:
-            raise SystemExit(f"memory_bootstrap {body} failed: {result.content[0].text}")
+            raise SystemExit(f"{self.tool} {body} failed: {result.content[0].text}")
         return took, result
 
 
 class HttpTarget:
-    def __init__(self, client: httpx.Client):
+    def __init__(self, client: httpx.Client, route: str = "/v1/memory_bootstrap"):
         self.client = client
+        self.route = route
 
     async def call(self, body: dict[str, Any]) -> tuple[float, Any]:
         # A blocking call on the event loop on purpose: nothing else runs while a request is timed.
         began = time.perf_counter()
-        response = self.client.post("/v1/memory_bootstrap", json=body)
+        response = self.client.post(self.route, json=body)
         took = (time.perf_counter() - began) * 1000
         if response.status_code != 200:
-            raise SystemExit(f"POST /v1/memory_bootstrap {body}: {response.status_code} {response.text[:300]}")
+            raise SystemExit(f"POST {self.route} {body}: {response.status_code} {response.text[:300]}")
         return took, response
 
 
@@ -263,15 +267,19 @@ def pack_of(answer: Any) -> dict[str, Any]:
     return answer.json() if isinstance(answer, httpx.Response) else json.loads(answer.content[0].text)
 
 
+def pack_summary(pack: dict[str, Any]) -> dict[str, Any]:
+    return {"totals": totals(pack), "bytes": len(json.dumps(pack))}
+
+
 async def interleave(targets: dict[str, Any], requests: dict[str, dict[str, Any]], rounds: int, calls: int,
-                     warmup: int) -> dict[str, Any]:
+                     warmup: int, summary: Any = pack_summary) -> dict[str, Any]:
+    """`summary(answer)`: what the report keeps of each target's first answer to a shape."""
     samples = {shape: {name: [] for name in targets} for shape in requests}
     first: dict[str, dict[str, Any]] = {shape: {} for shape in requests}
     for shape, body in requests.items():
         for name, target in targets.items():
             _, answer = await target.call(body)
-            pack = pack_of(answer)
-            first[shape][name] = {"totals": totals(pack), "bytes": len(json.dumps(pack))}
+            first[shape][name] = summary(pack_of(answer))
             for _ in range(warmup):
                 await target.call(body)
     names = list(targets)

@@ -146,12 +146,17 @@ FOR (a:Alias) ON (a.scope);
 
 // Sessions (SPEC §11, graphsvc.store.sessions): `(:Session {id, agent, project_id, started_at,
 // finished_at?, finish_hash?})-[:HANDED_OFF]->(:Capsule:Handoff)`. Ids come from the IdCounter named
-// 'session'; the previous handoff of an agent and project is found through its sessions.
+// 'session'.
 CREATE CONSTRAINT session_id_unique IF NOT EXISTS
 FOR (s:Session) REQUIRE s.id IS UNIQUE;
 
-CREATE INDEX session_agent_project IF NOT EXISTS
-FOR (s:Session) ON (s.agent, s.project_id);
+// Schema v5: a handoff capsule records the `agent` whose session left it, and the previous handoff
+// of an agent and project is found on the capsules (sessions are not exported, capsules are).
+CREATE INDEX handoff_agent_project IF NOT EXISTS
+FOR (h:Handoff) ON (h.agent, h.project_id);
+
+// Replaced by the one above (it found the previous handoff through the sessions).
+DROP INDEX session_agent_project IF EXISTS;
 // API keys (issue 27, graphsvc.store.keys): looked up by id on every keyed request.
 CREATE CONSTRAINT api_key_id_unique IF NOT EXISTS
 FOR (k:ApiKey) REQUIRE k.id IS UNIQUE;

@@ -1,11 +1,11 @@
 // memory_digest (SPEC §9): a scope's newest live handoff (SPEC §11: updated_at desc, then the newer id,
-// with the agent and session that left it), counts per kind, its blocked tasks and its newest live capsules,
-// in ONE statement and one row (the ready section comes from the pack's own statement,
-// graphsvc.store.digest). Each capsule of the fence counts once, under its kind and the first state it
-// is in: tombstoned, superseded (the maintained `superseded`), expired (valid_to <= $arg.now), else live.
-// Blocked: open, live tasks/epics that still have open blockers (the maintained `open_blockers`), most
-// blockers first, then seq; newest: live capsules by updated_at desc, then seq. Only the first
-// $arg.top_blocked / $arg.newest rows leave Neo4j.
+// with the agent that left it and its session, which a store restored from an export does not hold),
+// counts per kind, its blocked tasks and its newest live capsules, in ONE statement and one row (the ready
+// section comes from the pack's own statement, graphsvc.store.digest). Each capsule of the fence counts
+// once, under its kind and the first state it is in: tombstoned, superseded (the maintained `superseded`),
+// expired (valid_to <= $arg.now), else live. Blocked: open, live tasks/epics that still have open blockers
+// (the maintained `open_blockers`), most blockers first, then seq; newest: live capsules by updated_at
+// desc, then seq. Only the first $arg.top_blocked / $arg.newest rows leave Neo4j.
 CALL () {
   MATCH (c:Capsule)
   WHERE ($arg.project_id IS NULL OR c.project_id = $arg.project_id)
@@ -54,7 +54,7 @@ CALL () {
   LIMIT 1
   OPTIONAL MATCH (s:Session)-[:HANDED_OFF]->(h)
   RETURN CASE WHEN h IS NULL THEN null
-              ELSE h {.id, .project_id, .headline, .content, agent: s.agent, session_id: s.id,
+              ELSE h {.id, .project_id, .headline, .content, .agent, session_id: s.id,
                       updated_us: h.updated_at.epochSeconds * 1000000 + h.updated_at.microsecond} END AS handoff
 }
 RETURN handoff, counts, blocked_total, blocked, newest

@@ -1,6 +1,7 @@
 // `graphsvc verify`: every maintained field of one page of capsules (keyset on seq), recomputed
 // from scratch from the raw graph, beside what is stored. Python compares them (and the folded
-// tokens, which only Python can compute) and reports drift; --repair rewrites the page.
+// tokens, which only Python can compute) and reports drift; --repair rewrites the page. A handoff's
+// `agent` is compared with the agent of the session that left it (schema v5; none without a session).
 MATCH (c:Capsule)
 WHERE c.seq > $arg.after
 WITH c ORDER BY c.seq ASC LIMIT $arg.limit
@@ -21,6 +22,8 @@ RETURN c.id AS id, c.seq AS seq, c.kind AS kind, c.headline AS headline, c.conte
        c.open_blockers AS stored_open_blockers, open_blockers,
        c.ready AS stored_ready, ready,
        c.counted AS stored_counted,
+       c.agent AS agent,
+       CASE WHEN c.kind = 'handoff' THEN [(s:Session)-[:HANDED_OFF]->(c) | s.agent][0] END AS session_agent,
        CASE WHEN c.tombstoned_at IS NOT NULL THEN null
             WHEN c.kind = 'constraint' AND c.tier = 'active' AND NOT superseded THEN 'constraints'
             WHEN c.kind = 'decision' AND NOT superseded THEN 'decisions'

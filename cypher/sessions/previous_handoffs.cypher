@@ -1,7 +1,8 @@
-// The live (not tombstoned, not superseded) handoffs earlier sessions of this agent left in this project.
-MATCH (p:Session)
-WHERE p.agent = $arg.agent AND p.project_id = $arg.project_id
-MATCH (p)-[:HANDED_OFF]->(h:Handoff)
-WHERE h.tombstoned_at IS NULL AND NOT coalesce(h.superseded, false)
+// The live (not tombstoned, not superseded) handoffs this agent left in this project, found on the
+// capsules themselves (each handoff records its `agent`), so a store restored from an export, which
+// holds the handoffs but not the sessions, still finds them. Seeks the Handoff(agent, project_id) index.
+MATCH (h:Handoff)
+WHERE h.agent = $arg.agent AND h.project_id = $arg.project_id
+  AND h.tombstoned_at IS NULL AND NOT coalesce(h.superseded, false)
 RETURN h.id AS id
 ORDER BY h.seq

@@ -6,7 +6,7 @@ MATCH (c:Capsule)
 WHERE c.seq > $arg.after
 WITH c ORDER BY c.seq ASC LIMIT $arg.limit
 RETURN c {
-  .id, .seq, .project_id, .kind, .tier, .headline, .content, .status, .written_by, .written_by_label,
+  .id, .seq, .project_id, .kind, .tier, .headline, .content, .status, .written_by, .written_by_label, .agent,
   created_at: CASE WHEN c.created_at IS NULL THEN null ELSE [c.created_at.epochSeconds, c.created_at.nanosecond] END,
   updated_at: CASE WHEN c.updated_at IS NULL THEN null ELSE [c.updated_at.epochSeconds, c.updated_at.nanosecond] END,
   valid_to: CASE WHEN c.valid_to IS NULL THEN null ELSE [c.valid_to.epochSeconds, c.valid_to.nanosecond] END,

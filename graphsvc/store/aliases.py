@@ -44,23 +44,53 @@ def _node_key(scope: str, term: str) -> str:
     return f"{scope}|{term}"
 
 
+def node_key(request: AliasRequest) -> str:
+    """The key of the node a request writes: its scope and its folded term."""
+    return _node_key(request.project_prefix or "", alias_key(request.term))
+
+
+def self_alias(request: AliasRequest) -> tuple[int, str] | None:
+    """The first alias that folds to the request's own term, as (its index, the rule it breaks), or None.
+    The rules a request breaks alone live here and in `too_many`, so an import checks its alias lines
+    by them before it writes anything (graphsvc.store.transfer)."""
+    term = alias_key(request.term)
+    for index, alias in enumerate(request.aliases):
+        if alias_key(alias) == term:
+            return index, (f"'{alias}' is the term itself (both fold to '{term}'); an alias must differ "
+                           "from its term")
+    return None
+
+
+def too_many(term: str, count: int) -> str:
+    """The rule a term breaks when teaching would leave it more than MAX_ALIASES aliases in one scope."""
+    return (f"'{term}' would have {count} aliases in this scope, more than {MAX_ALIASES}; "
+            "forget some first (forget: true)")
+
+
+def merged(stored: list[str], request: AliasRequest) -> list[str]:
+    """The term's set once the request is taught (not forgotten) over what is stored: sorted, folded."""
+    return sorted(set(stored) | {alias_key(alias) for alias in request.aliases})
+
+
+def stored_sets(tx: ManagedTransaction, keys: list[str]) -> dict[str, list[str]]:
+    """The stored aliases of these nodes (by `node_key`); a key without a node is left out."""
+    return {r["key"]: list(r["aliases"]) for r in run(tx, "aliases/by_keys", keys=keys)}
+
+
 def _teach(tx: ManagedTransaction, request: AliasRequest) -> dict[str, Any]:
     scope, term = request.project_prefix or "", alias_key(request.term)
-    given = [alias_key(alias) for alias in request.aliases]
-    for index, alias in enumerate(given):
-        if alias == term:
-            raise InvalidInput(f"aliases[{index}]: '{request.aliases[index]}' is the term itself "
-                               f"(both fold to '{term}'); an alias must differ from its term",
-                               field=f"aliases[{index}]")
+    refused = self_alias(request)
+    if refused is not None:
+        raise InvalidInput(f"aliases[{refused[0]}]: {refused[1]}", field=f"aliases[{refused[0]}]")
     key = _node_key(scope, term)
     stored = run(tx, "aliases/lock", key=key, scope=scope, term=term)[0]["aliases"]
     if request.forget:
-        aliases = [] if not request.aliases else [alias for alias in stored if alias not in set(given)]
+        given = {alias_key(alias) for alias in request.aliases}
+        aliases = [] if not request.aliases else [alias for alias in stored if alias not in given]
     else:
-        aliases = sorted(set(stored) | set(given))
+        aliases = merged(stored, request)
         if len(aliases) > MAX_ALIASES:
-            raise InvalidInput(f"aliases: '{term}' would have {len(aliases)} aliases in this scope, more than "
-                               f"{MAX_ALIASES}; forget some first (forget: true)", field="aliases")
+            raise InvalidInput(f"aliases: {too_many(term, len(aliases))}", field="aliases")
     run(tx, "aliases/store", key=key, scope=scope, aliases=aliases)
     answer: dict[str, Any] = {"term": term, "aliases": aliases}
     if request.project_prefix is not None:

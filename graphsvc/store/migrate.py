@@ -23,7 +23,11 @@ A v2 store becomes v3 by the same page rewrite: `maintain.refresh` sets each cap
 and moves the tallies (idempotent: a page done twice moves nothing the second time). A v3 store
 becomes v4 by a lighter page walk: only capsules holding a token past Lucene's 255 UTF-16 units
 are refolded (their tokens are stored marked, graphsvc.store.maintain.stored_token), under each
-node's lock and only if its text is still what was read; nothing else is written.
+node's lock and only if its text is still what was read; nothing else is written. A v4 store
+becomes v5 by a walk over the handoff capsules alone: each records the `agent` of the session that
+left it (graphsvc.store.sessions finds an agent's previous handoff on the capsules, which an export
+carries, and not through the sessions, which it does not). The walks from older versions record it
+on the handoffs of each page they rewrite. `verify` compares a handoff's agent with its session's.
 """
 
 from __future__ import annotations
@@ -70,10 +74,18 @@ def _rewrite(tx: ManagedTransaction, page: list[Any]) -> None:
     maintain.refresh(tx, superseded=ids, readiness=[r["id"] for r in page if r["kind"] in ("task", "epic")])
 
 
+def _record_agents(tx: ManagedTransaction, page: list[Any]) -> None:
+    """v5: the page's handoffs record the agent of the session that left them."""
+    handoffs = [r["id"] for r in page if r["kind"] == "handoff"]
+    if handoffs:
+        run(tx, "maintain/write_handoff_agents", ids=handoffs)
+
+
 def _migrate_page(tx: ManagedTransaction, after: int) -> tuple[int, int]:
     page = run(tx, "maintain/expected", after=after, limit=PAGE)
     if page:
         _rewrite(tx, page)
+        _record_agents(tx, page)
         after = page[-1]["seq"]
     run(tx, "maintain/set_schema_version", changes={"pages_after": after})
     return len(page), after
@@ -92,7 +104,18 @@ def _mark_long_tokens_page(tx: ManagedTransaction, after: int) -> tuple[int, int
                              "tokens": tokens})
     if rows:
         run(tx, "maintain/write_tokens", rows=rows)
+    _record_agents(tx, page)
     if page:
+        after = page[-1]["seq"]
+    run(tx, "maintain/set_schema_version", changes={"pages_after": after})
+    return len(page), after
+
+
+def _handoff_agents_page(tx: ManagedTransaction, after: int) -> tuple[int, int]:
+    """v4 -> v5: one page of handoff capsules records their session's agent; nothing else is written."""
+    page = run(tx, "maintain/handoff_page", after=after, limit=PAGE)
+    if page:
+        run(tx, "maintain/write_handoff_agents", ids=[r["id"] for r in page])
         after = page[-1]["seq"]
     run(tx, "maintain/set_schema_version", changes={"pages_after": after})
     return len(page), after
@@ -179,17 +202,18 @@ def migrate(db: Database, progress: Progress | None = None) -> dict[str, Any]:
     # version's fields (every page rewrite is idempotent, so redoing them costs time only).
     after = (state["pages_after"] or 0) if state["migrating_to"] == maintain.SCHEMA_VERSION else 0
     done = 0
-    # From v3 only long tokens change form; older stores get every maintained field (and the order).
-    only_tokens = state["version"] == 3
+    # From v4 only handoffs gain their agent; from v3 long tokens change form too; older stores get
+    # every maintained field (and the order). Each page walk records the agents of its handoffs.
+    page_walk = {4: _handoff_agents_page, 3: _mark_long_tokens_page}.get(state["version"], _migrate_page)
     with db.longer_timeout():
         while True:
-            count, after = db.write(lambda tx: (_mark_long_tokens_page if only_tokens else _migrate_page)(tx, after))
+            count, after = db.write(lambda tx: page_walk(tx, after))
             done += count
             if progress and count:
                 progress(count)
             if count < PAGE:
                 break
-        if not only_tokens:
+        if page_walk is _migrate_page:
             _order_again(db)
     db.write(lambda tx: (run(tx, "order/lock"),  # the lock node exists before the first BLOCKS insertion
                          run(tx, "maintain/set_schema_version", changes={
@@ -217,6 +241,11 @@ class Drift:
 
 _COMPARED = (("superseded", "stored_superseded"), ("open_blockers", "stored_open_blockers"),
              ("ready", "stored_ready"), ("counted", "stored_counted"))
+
+
+def _agent_drifted(record: Any) -> bool:
+    """A handoff whose `agent` is not its session's (v5; a handoff without a session has none to compare)."""
+    return record["session_agent"] is not None and record["agent"] != record["session_agent"]
 
 
 def _tally_drift(db: Database) -> list[str]:
@@ -262,13 +291,15 @@ def verify(db: Database, repair: bool = False, progress: Progress | None = None)
                     wrong.append("tokens")
                 if expected["label"] not in r["labels"]:
                     wrong.append("label")
+                if _agent_drifted(r):
+                    wrong.append("agent")
                 for name in wrong:
                     drift.add(name, r["id"])
                 if wrong:
                     fix.append(r)
             drift.capsules += len(page)
             if repair and fix:
-                db.write(lambda tx: _rewrite(tx, fix))
+                db.write(lambda tx: (_rewrite(tx, fix), _record_agents(tx, fix)))
             if progress and page:
                 progress(len(page))
             if len(page) < PAGE:

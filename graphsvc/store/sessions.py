@@ -3,14 +3,17 @@
 Start opens a `(:Session {id: 'ses-<n>', agent, project_id, started_at})`. Finish, in ONE write
 transaction: locks the session, stores the handoff as a capsule of kind `handoff` in the session's
 project through the ordinary ingest (so it is maintained, exported and read like any capsule),
-superseding every live handoff earlier sessions of the same agent left in that project, links it to
-the session and closes the session with the hash of the finish request. Finishing again with the same
-request answers what the first finish did and writes nothing (idempotent); with another request it is
-a 409 naming the session; an unknown session is a 404.
+superseding every live handoff of the same agent in that project, links it to the session, records
+the session's `agent` on it and closes the session with the hash of the finish request. The previous
+handoffs are found on the capsules by their `agent` (schema v5), not through the sessions: sessions
+are not exported, so a store restored from an export holds the handoffs alone, and the next finish
+must still supersede them. Finishing again with the same request answers what the first finish did
+and writes nothing (idempotent); with another request it is a 409 naming the session; an unknown
+session is a 404.
 
 The handoff's content is the handoff text, then the next steps as a "Next steps:" list. A handoff
 counts in no pack section (its kind is in none), so bootstrap never shows it; digest leads with the
-newest live one in scope. Sessions themselves are not exported (the capsule is).
+newest live one in scope. Sessions themselves are not exported (the capsule, with its agent, is).
 """
 
 from __future__ import annotations

@@ -13,13 +13,17 @@ holds it whole: an HTTP body is spooled to a temporary file first, and the passe
 arrays of seqs, kinds and edge ends (`_Index`), so memory grows by a few bytes per line.
 1. Validate every line (422 naming `line[n]`, 1-based; nothing touched). Capsule lines must come
    before edge lines, edges join capsules of the same file, and alias lines come last (a file
-   holds few of them: they are kept as they are).
+   holds few of them: they are kept as they are). Alias lines meet memory_alias's rules here: an
+   alias that folds to its own term, or more than 32 aliases for one term and scope once the
+   file's lines are merged, is a 422 naming its line; so is a set that would pass 32 once merged
+   with the stored one, read before anything is written.
 2. Raise the id counter to the largest seq of the file (first, so an ingest can never take an id
    of the file from here on; it takes the counter's lock, so an ingest that took ids before has
    committed and is seen), then compare the file's capsules with the store, IMPORT_CHUNK at a time.
    A capsule is ALREADY PRESENT when a stored capsule has its id and the same exported
    representation: every field of the export line (id, seq, project_id, kind, tier, headline,
-   content, status, the four instants to the nanosecond), compared as `export` would write them.
+   content, status, the four instants to the nanosecond, the writer, a handoff's agent), compared
+   as `export` would write them.
    The fields the service maintains (kind label, tokens, superseded, readiness, ord, counted) are
    not compared: they are derived from the graph and recomputed by the import's last step. A
    stored capsule with other fields is a 409 naming its line, and nothing is written (the raised
@@ -64,11 +68,13 @@ from pydantic import AfterValidator, Field, StrictInt, model_validator
 from typing_extensions import Annotated
 
 from graphsvc.core.order import ranks
+from graphsvc.core.retrieve import alias_key
 from graphsvc.store import aliases, blocks_order, maintain
 from graphsvc.store.db import Database, run
 from graphsvc.store.idempotency import Wrap, within
 from graphsvc.errors import BadRequest, Conflict, InvalidInput
-from graphsvc.models import DAG_KINDS, AliasRequest, AliasSet, CapsuleId, Content, Headline, Kind, ProjectId, Status, StrictModel, Tier
+from graphsvc.models import (DAG_KINDS, MAX_ALIASES, AliasRequest, AliasSet, CapsuleId, Content, Headline, Kind, ProjectId, Status,
+                             StrictModel, Tier, check_agent)
 from graphsvc.validation import parse
 from graphsvc.watch import Watch
 
@@ -123,6 +129,8 @@ class ExportedCapsule(StrictModel):
     #: Provenance (docs/keys.md): the API key that last wrote the capsule, and its label.
     written_by: Annotated[str, Field(min_length=1, max_length=100)] | None = None
     written_by_label: Annotated[str, Field(min_length=1, max_length=100)] | None = None
+    #: A handoff's agent (SPEC §11): what finds an agent's previous handoff in a restored store.
+    agent: Annotated[str, AfterValidator(check_agent)] | None = None
 
     @model_validator(mode="after")
     def _consistent(self) -> "ExportedCapsule":
@@ -130,6 +138,8 @@ class ExportedCapsule(StrictModel):
             raise ValueError(f"seq {self.seq} does not match id {self.id} (id must be 'cap-<seq>')")
         if (self.status is not None) != (self.kind in DAG_KINDS):
             raise ValueError("status is required on task/epic capsules and absent on every other kind")
+        if self.agent is not None and self.kind != "handoff":
+            raise ValueError("agent is recorded on handoff capsules only")
         return self
 
 
@@ -357,6 +367,7 @@ class _Index:
         self._last_edge: tuple[int, int, int] | None = None
         self._edge_keys: set[tuple[int, int, int]] | None = None
         self.aliases: list[AliasRequest] = []
+        self.alias_lines: list[int] = []
 
     @property
     def sealed(self) -> bool:
@@ -447,7 +458,12 @@ def _validate(source: Source, watch: Watch) -> _Index:
         data = _record(number, text)
         if "alias" in data:
             alias_set = _reparse(AliasSet, data["alias"], number, "alias").model_dump(exclude_none=True)
-            index.aliases.append(_reparse(AliasRequest, alias_set, number, "alias"))
+            request = _reparse(AliasRequest, alias_set, number, "alias")
+            refused = aliases.self_alias(request)
+            if refused is not None:
+                raise _invalid(number, f"alias.aliases[{refused[0]}]", refused[1])
+            index.aliases.append(request)
+            index.alias_lines.append(number)
             continue
         if index.aliases:
             raise _invalid(number, next(iter(data)), "alias lines must all come after the capsule and edge lines")
@@ -457,7 +473,27 @@ def _validate(source: Source, watch: Watch) -> _Index:
             index.add_edge(number, _reparse(ExportedEdge, data["edge"], number, "edge"))
     if not index.sealed:
         index.seal()
+    _check_alias_counts(index, {})
     return index
+
+
+def _check_alias_counts(index: _Index, stored: dict[str, list[str]]) -> None:
+    """The alias lines merged in file order over the `stored` sets (graphsvc.store.aliases.stored_sets):
+    422 naming the first line that leaves a term more than MAX_ALIASES aliases in its scope. Run on
+    the file alone in pass 1 and over the store before the first write, so such a file writes nothing
+    (the write's own check then only meets a set a concurrent memory_alias grew in between)."""
+    sets: dict[str, list[str]] = {}
+    for number, request in zip(index.alias_lines, index.aliases):
+        key = aliases.node_key(request)
+        sets[key] = aliases.merged(sets.get(key, stored.get(key, [])), request)
+        if len(sets[key]) > MAX_ALIASES:
+            raise _invalid(number, "alias.aliases", aliases.too_many(alias_key(request.term), len(sets[key])))
+
+
+def _check_stored_aliases(db: Database, index: _Index) -> None:
+    if index.aliases:
+        keys = sorted({aliases.node_key(request) for request in index.aliases})
+        _check_alias_counts(index, db.read(lambda tx: aliases.stored_sets(tx, keys)))
 
 
 def _ord(order: dict[str, Any], seq: int) -> int:
@@ -608,6 +644,8 @@ def import_lines(db: Database, lines: Source | Iterable[str | bytes], progress: 
     index = _validate(source, watch)
     if prepare is not None:
         prepare()
+    watch.step()
+    _check_stored_aliases(db, index)
     if progress is not None and getattr(progress, "total", 0) is None:
         progress.total = index.lines_total
         getattr(progress, "refresh", lambda: None)()

@@ -186,6 +186,7 @@ class Capsule(BaseModel):
     tombstoned_at: str | None = None
     written_by: str | None = Field(default=None, description="the API key (id) that last wrote this capsule")
     written_by_label: str | None = Field(default=None, description="that key's label")
+    agent: str | None = Field(default=None, description="handoffs only: the agent whose session left it")
     tombstoned: bool
     superseded: bool
     expired: bool

@@ -145,6 +145,49 @@ def test_a_handoff_travels_with_export_and_import(svc, db):
     assert list(svc.export_lines()) == lines
 
 
+def test_a_restored_handoff_is_superseded_by_the_agents_next_finish(svc, db):
+    """Sessions are not exported: the handoff carries its agent, and the next finish finds it on the capsules."""
+    mine = svc.session_start({"agent": "a", "project_id": "p"})["session_id"]
+    theirs = svc.session_start({"agent": "b", "project_id": "p"})["session_id"]
+    old = svc.session_finish({"session_id": mine, "handoff": "before the restore"})["handoff_id"]
+    other = svc.session_finish({"session_id": theirs, "handoff": "b before the restore"})["handoff_id"]
+    lines = list(svc.export_lines())
+    exported = {json.loads(line)["capsule"]["id"]: json.loads(line)["capsule"] for line in lines if "capsule" in line}
+    assert (exported[old]["agent"], exported[other]["agent"]) == ("a", "b")
+    assert all("agent" not in capsule for capsule_id, capsule in exported.items() if capsule_id not in (old, other))
+
+    db.wipe_all()
+    svc.import_lines(lines)
+    assert db._driver.execute_query("MATCH (s:Session) RETURN count(s) AS n").records[0]["n"] == 0
+    with svc.db.longer_timeout():
+        restored = svc.digest({"project_id": "p"})["handoff"]
+    assert restored["id"] == other and restored["agent"] == "b" and "session_id" not in restored
+
+    again = svc.session_start({"agent": "a", "project_id": "p"})["session_id"]
+    new = svc.session_finish({"session_id": again, "handoff": "after the restore"})["handoff_id"]
+    edges = db._driver.execute_query("MATCH (a)-[:SUPERSEDES]->(b) RETURN a.id AS a, b.id AS b").records
+    assert [(r["a"], r["b"]) for r in edges] == [(new, old)]  # the other agent's handoff stays live
+    got = {capsule["id"]: capsule for capsule in svc.get([old, new, other])["capsules"]}
+    assert (got[old]["superseded"], got[other]["superseded"], got[new]["superseded"]) == (True, False, False)
+    assert got[new]["agent"] == "a"
+
+
+def test_an_agent_is_exported_on_handoffs_only(svc):
+    session = svc.session_start({"agent": "a", "project_id": "p"})["session_id"]
+    svc.session_finish({"session_id": session, "handoff": "state"})
+    lines = list(svc.export_lines())
+    tampered = [json.loads(line) for line in lines]
+    tampered[0]["capsule"]["agent"] = "a"  # the constraint
+    with pytest.raises(InvalidInput) as refused:
+        svc.import_lines([json.dumps(record) for record in tampered])
+    assert refused.value.field == "line[1].capsule" and "handoff" in refused.value.message
+    tampered[0]["capsule"].pop("agent")
+    tampered[3]["capsule"]["agent"] = "not an agent"
+    with pytest.raises(InvalidInput) as bad:
+        svc.import_lines([json.dumps(record) for record in tampered])
+    assert bad.value.field == "line[4].capsule.agent"
+
+
 def test_http_routes_start_and_finish(db):
     from tests.integration.live_server import started_client
 

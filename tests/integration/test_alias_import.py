@@ -1,0 +1,85 @@
+"""An import's alias lines meet memory_alias's rules (SPEC §10) in the validation pass, before anything
+is written: a file whose only bad line is its last alias line writes no capsule, no edge, no alias and
+does not move the id counter, and the 422 names that line."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+
+import pytest
+
+from graphsvc.clock import fixed_clock
+from graphsvc.errors import InvalidInput
+from graphsvc.service import GraphService
+
+NOW = datetime(2026, 12, 1, 12, 0, tzinfo=timezone.utc)
+
+
+@pytest.fixture
+def svc(db) -> GraphService:
+    return GraphService(db, clock=fixed_clock(NOW))
+
+
+def exported_file(svc: GraphService) -> list[str]:
+    """A real export of two tasks (one blocks the other) and one alias set; the store is then emptied."""
+    first = svc.ingest({"project_id": "p", "kind": "task", "content": "pg tuning"})["ids"][0]
+    svc.ingest({"project_id": "p", "kind": "task", "content": "pg backup", "blocked_by": [first]})
+    svc.alias({"term": "postgres", "aliases": ["pg"]})
+    lines = list(svc.export_lines())
+    svc.db.wipe_all()
+    return lines
+
+
+def alias_line(term: str, aliases: list[str], **scope: str) -> str:
+    return json.dumps({"alias": {"term": term, "aliases": aliases, **scope}})
+
+
+def nothing_written(svc: GraphService, db) -> None:
+    counts = db._driver.execute_query(
+        "OPTIONAL MATCH (c:Capsule) WITH count(c) AS capsules "
+        "OPTIONAL MATCH ()-[r:BLOCKS|SUPERSEDES]->() WITH capsules, count(r) AS edges "
+        "OPTIONAL MATCH (k:IdCounter {name: 'capsule'}) RETURN capsules, edges, k.value AS counter").records[0]
+    assert (counts["capsules"], counts["edges"], counts["counter"]) == (0, 0, None), dict(counts)
+
+
+def refused(svc: GraphService, lines: list[str]) -> InvalidInput:
+    with pytest.raises(InvalidInput) as caught:
+        svc.import_lines(lines)
+    return caught.value
+
+
+def test_an_alias_folding_to_its_own_term_refuses_the_whole_file(svc, db):
+    lines = exported_file(svc)
+    bad = lines + [alias_line("Cache", ["redis", "  CACHE "])]
+    error = refused(svc, bad)
+    assert error.field == f"line[{len(bad)}].alias.aliases[1]" and "the term itself" in error.message
+    nothing_written(svc, db)
+    assert svc.aliases({})["aliases"] == []
+
+
+def test_a_files_alias_lines_merging_past_32_refuse_the_whole_file(svc, db):
+    lines = exported_file(svc)
+    # "Cache" and "cache" are one term: 20 + 13 distinct aliases make 33 once the lines are merged.
+    bad = lines + [alias_line("Cache", [f"c{n}" for n in range(20)]),
+                   alias_line("cache", [f"c{n}" for n in range(10, 33)])]
+    error = refused(svc, bad)
+    assert error.field == f"line[{len(bad)}].alias.aliases" and "33 aliases" in error.message
+    nothing_written(svc, db)
+    # the same aliases in another scope are another set: the file imports
+    fine = lines + [alias_line("Cache", [f"c{n}" for n in range(20)]),
+                    alias_line("cache", [f"c{n}" for n in range(10, 33)], project_prefix="p")]
+    assert svc.import_lines(fine)["aliases"] == 3
+
+
+def test_a_set_passing_32_once_merged_with_the_stored_one_refuses_the_whole_file(svc, db):
+    lines = exported_file(svc)
+    svc.alias({"term": "cache", "aliases": [f"c{n}" for n in range(30)]})
+    bad = lines + [alias_line("CACHE", ["c1", "x1", "x2", "x3"])]
+    error = refused(svc, bad)
+    assert error.field == f"line[{len(bad)}].alias.aliases" and "33 aliases" in error.message
+    nothing_written(svc, db)
+    assert svc.aliases({})["aliases"] == [{"term": "cache", "aliases": sorted(f"c{n}" for n in range(30))}]
+    # two fewer and it fits: the file imports, its set merged into the stored one
+    assert svc.import_lines(lines + [alias_line("CACHE", ["c1", "x1"])])["capsules"] == 2
+    assert len(svc.aliases({})["aliases"][0]["aliases"]) == 31
