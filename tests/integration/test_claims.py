@@ -312,3 +312,52 @@ def test_the_cli_verbs(svc, neo4j_target):
     assert refused.returncode != 0 and "cli-1" in refused.stderr
     released = cli("release", "cap-1", "--agent", "cli-1", "--now", "2026-12-01T12:00:00Z")
     assert released.returncode == 0 and json.loads(released.stdout) == {"released": True, "task_id": "cap-1"}
+
+
+def test_claims_travel_with_export_and_import(svc, db, clock):
+    from tests.conftest import wipe
+
+    token = current_principal.set(Principal(key_id="0123456789ab", label="k", right="write", prefixes=None,
+                                            caller="0123456789ab"))
+    try:
+        svc.claim({"agent": "a1", "task_id": "cap-2"})
+    finally:
+        current_principal.reset(token)
+    svc.claim({"agent": "a2", "task_id": "cap-3", "lease_s": 10})  # expired by the time of the import
+    text = "".join(svc.export_lines())
+    lines = [json.loads(line) for line in text.splitlines()]
+    leased = {line["capsule"]["id"]: {k: v for k, v in line["capsule"].items() if k.startswith("lease_")}
+              for line in lines if "capsule" in line and "lease_agent" in line["capsule"]}
+    assert leased == {
+        "cap-2": {"lease_agent": "a1", "lease_key": "0123456789ab", "lease_until": "2026-12-01T12:15:00.000000000Z"},
+        "cap-3": {"lease_agent": "a2", "lease_until": "2026-12-01T12:00:10.000000000Z"}}
+    clock.now = NOW + timedelta(minutes=1)
+    before = canonical_json(svc.bootstrap({"project_id": "p", "agent": "a1"}))
+    wipe(db)
+    svc.import_lines(text.splitlines())
+    assert "".join(svc.export_lines()) == text
+    assert canonical_json(svc.bootstrap({"project_id": "p", "agent": "a1"})) == before
+    assert lease_of(db, "cap-2") == {"agent": "a1", "until": NOW + timedelta(minutes=15), "key": "0123456789ab"}
+    # a resumed import compares the lease too: the same file is already present, another holder is a 409
+    assert svc.import_lines(text.splitlines())["already_present"]["capsules"] == 6
+    other = text.replace('"lease_agent":"a1"', '"lease_agent":"b1"')
+    with pytest.raises(Conflict) as changed:
+        svc.import_lines(other.splitlines())
+    assert "cap-2 is already stored with other fields (lease_agent)" in changed.value.message
+
+
+@pytest.mark.parametrize("fields, rule", [
+    ({"lease_agent": "a1"}, "come together"),
+    ({"lease_until": "2026-12-01T12:15:00.000000000Z"}, "come together"),
+    ({"lease_key": "k"}, "needs lease_agent"),
+    ({"lease_agent": "has space", "lease_until": "2026-12-01T12:15:00.000000000Z"}, "A-Z"),
+    ({"lease_agent": "a1", "lease_until": "2026-12-01T12:15:00.000000000Z", "status": "done"}, "ends its lease"),
+])
+def test_a_bad_lease_line_is_a_422_naming_the_line(svc, db, fields, rule):
+    capsule = {"id": "cap-50", "seq": 50, "project_id": "p", "kind": "task", "tier": "active", "headline": "h",
+               "content": "c", "status": "open", "created_at": "2026-12-01T12:00:00.000000000Z",
+               "updated_at": "2026-12-01T12:00:00.000000000Z", **fields}
+    with pytest.raises(InvalidInput) as refused:
+        svc.import_lines([json.dumps({"capsule": capsule})])
+    assert "line[1]" in (refused.value.field or "") + json.dumps(refused.value.details or [])
+    assert rule in refused.value.message + json.dumps(refused.value.details or [])
