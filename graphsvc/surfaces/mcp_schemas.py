@@ -193,6 +193,9 @@ class Capsule(BaseModel):
     tombstoned_at: str | None = None
     written_by: str | None = Field(default=None, description="the API key (id) that last wrote this capsule")
     written_by_label: str | None = Field(default=None, description="that key's label")
+    lease_agent: str | None = Field(default=None, description="the agent that claimed this task (memory_claim)")
+    lease_until: str | None = Field(default=None, description="when that claim ends (live while in the future)")
+    lease_key: str | None = Field(default=None, description="the API key (id) that took the claim")
     tombstoned: bool
     superseded: bool
     expired: bool

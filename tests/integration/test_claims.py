@@ -361,3 +361,11 @@ def test_a_bad_lease_line_is_a_422_naming_the_line(svc, db, fields, rule):
         svc.import_lines([json.dumps({"capsule": capsule})])
     assert "line[1]" in (refused.value.field or "") + json.dumps(refused.value.details or [])
     assert rule in refused.value.message + json.dumps(refused.value.details or [])
+
+
+def test_get_and_list_show_the_lease(svc):
+    svc.claim({"agent": "a1", "task_id": "cap-2"})
+    (capsule,) = svc.get(["cap-2"])["capsules"]
+    assert (capsule["lease_agent"], capsule["lease_until"]) == ("a1", "2026-12-01T12:15:00.000Z")
+    listed = {c["id"]: c for c in svc.list({"project_id": "p"})["capsules"]}
+    assert listed["cap-2"]["lease_until"] == "2026-12-01T12:15:00.000Z" and "lease_agent" not in listed["cap-1"]

@@ -173,7 +173,7 @@ def test_invalid_calls_are_tool_errors_naming_the_field(connect, db):
         ("bad_request", "intent"),
         ("invalid", "ids[0]"),
     ]
-    assert "accepted: project_id, project_prefix, terms, token_budget" in errors[3]["message"]
+    assert "accepted: agent, project_id, project_prefix, terms, token_budget" in errors[3]["message"]
     assert capsule_count(db) == 0  # the rejected batch wrote nothing, not even its good item
 
 
