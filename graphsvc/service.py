@@ -429,7 +429,8 @@ class GraphService:
         # gets the same session and the digest as it stands).
         # Read first: a digest that fails (503) leaves no session behind for a retry to duplicate, and
         # opening a session changes nothing the digest shows.
-        fence = DigestRequest(project_id=req.project_id, newest=req.newest, token_budget=req.token_budget)
+        fence = DigestRequest(project_id=req.project_id, newest=req.newest, token_budget=req.token_budget,
+                              agent=req.agent)  # SPEC §12: the agent's own claimed work first
         self._refuse_until_started()
         scope_digest = digest(self.db, fence, now)
         opened = self._once(idempotency, "session_start", data, now, lambda wrap: start(self.db, req, now, wrap=wrap),

@@ -369,3 +369,11 @@ def test_get_and_list_show_the_lease(svc):
     assert (capsule["lease_agent"], capsule["lease_until"]) == ("a1", "2026-12-01T12:15:00.000Z")
     listed = {c["id"]: c for c in svc.list({"project_id": "p"})["capsules"]}
     assert listed["cap-2"]["lease_until"] == "2026-12-01T12:15:00.000Z" and "lease_agent" not in listed["cap-1"]
+
+
+def test_a_session_starts_with_the_agents_own_claimed_work_first(svc):
+    svc.claim({"agent": "a1", "task_id": "cap-3"})
+    svc.claim({"agent": "a2", "task_id": "cap-1"})
+    ready = svc.session_start({"agent": "a1", "project_id": "p"})["digest"]["ready"]
+    assert ready["next_action"]["id"] == "cap-3" and "held" in ready["next_action"]
+    assert ready["held_by_others"] == 1
