@@ -18,6 +18,12 @@ ways in id order, and a 20 x 50 layered DAG with 20 * 2^49 paths in p01/layers):
   store            no fence: the whole store
   store+terms      the whole store with 3 terms
 
+Then, with CLAIMERS agents each holding a claim on p00's ready work (SPEC §12; released again
+at the end, so a reused store keeps no lease):
+  dag+leases       project_prefix p00, no agent: every claimed task is held by others
+  dag+agent        the same as one of the claiming agents: its claim first, the others' left out
+Compare both with `dag` (the issue's bar: a pack with `agent` within 10 % of one without).
+
 At 1M capsules the DAG project p00 holds 100,000 tasks (the "100k open tasks" scope). Each
 scenario also records `rows_shipped`: the section rows the pack's statement sent from Neo4j.
 
@@ -66,6 +72,14 @@ SCENARIOS: dict[str, dict[str, Any]] = {
     "layered": {"project_prefix": "p01"},
     "store": {},
     "store+terms": {"terms": TERMS},
+}
+
+
+#: Agents holding a claim on p00's ready work during the lease scenarios.
+CLAIMERS = 16
+LEASE_SCENARIOS: dict[str, dict[str, Any]] = {
+    "dag+leases": {"project_prefix": "p00"},
+    "dag+agent": {"project_prefix": "p00", "agent": "bench-agent-0"},
 }
 
 
@@ -148,6 +162,17 @@ def run_size(db: Database, size: int, requests: int, warmup: int, max_seconds: f
             print(f"{size:>7} {name:<14} p50 {stats['p50_ms']:7.2f} ms  p95 {stats['p95_ms']:7.2f} ms  "
                   f"({stats['ready_state']}, {stats['body_bytes']} B, {stats['rows_shipped']} rows shipped)",
                   flush=True)
+        claimed = [service.claim({"agent": f"bench-agent-{n}", "project_prefix": "p00"})["claimed"]
+                   for n in range(CLAIMERS)]
+        try:
+            for name, body in LEASE_SCENARIOS.items():
+                result["scenarios"][name] = stats = time_scenario(client, body, requests, warmup, max_seconds)
+                print(f"{size:>7} {name:<14} p50 {stats['p50_ms']:7.2f} ms  p95 {stats['p95_ms']:7.2f} ms  "
+                      f"({stats['ready_state']}, {stats['body_bytes']} B)", flush=True)
+        finally:
+            for n, task in enumerate(claimed):
+                if task is not None:
+                    service.release({"agent": f"bench-agent-{n}", "task_id": task["id"]})
     return result
 
 

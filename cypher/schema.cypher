@@ -160,3 +160,10 @@ DROP INDEX session_agent_project IF EXISTS;
 // API keys (issue 27, graphsvc.store.keys): looked up by id on every keyed request.
 CREATE CONSTRAINT api_key_id_unique IF NOT EXISTS
 FOR (k:ApiKey) REQUIRE k.id IS UNIQUE;
+
+// Claims (SPEC §12, graphsvc.store.claims): a lease is `lease_agent`, `lease_until` (and `lease_key`
+// when an API key took it) on the task or epic itself. A pack finds the live leases through this
+// index (`lease_until > now`: leases are few, so the cost is theirs, not the fence's). Nothing to
+// backfill, so no schema version: a store without the index simply has no leases yet.
+CREATE INDEX capsule_lease_until IF NOT EXISTS
+FOR (c:Capsule) ON (c.lease_until);

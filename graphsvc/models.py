@@ -134,6 +134,16 @@ def derive_headline(content: str) -> str:
     return content.strip()[:MAX_HEADLINE_CHARS]
 
 
+_AGENT = re.compile(r"[A-Za-z0-9._:@/-]{1,100}")
+
+
+def check_agent(value: str) -> str:
+    if not _AGENT.fullmatch(value):
+        raise ValueError("must be 1-100 characters from A-Z a-z 0-9 and . _ : @ / - (it names the worker, "
+                         "e.g. 'billing-agent-2')")
+    return value
+
+
 ProjectId = Annotated[str, AfterValidator(check_project_id)]
 ProjectPrefix = Annotated[str, AfterValidator(check_project_prefix)]
 CapsuleId = Annotated[str, AfterValidator(check_capsule_id)]
@@ -141,6 +151,8 @@ Content = Annotated[str, AfterValidator(check_content)]
 Headline = Annotated[str, AfterValidator(check_headline)]
 UtcDatetime = Annotated[AwareDatetime, AfterValidator(as_utc)]
 CapsuleIds = Annotated[list[CapsuleId], Field(max_length=MAX_BATCH)]
+#: SPEC §12: the worker's name (never a secret): sessions, claims, and the packs that honour claims.
+Agent = Annotated[str, AfterValidator(check_agent)]
 
 
 class StrictModel(BaseModel):
@@ -262,6 +274,10 @@ class BootstrapRequest(Fence):
     token_budget: Annotated[StrictInt, Field(ge=0)] = Field(
         default=1500, description="token budget for the whole pack; 0 returns an empty pack"
     )
+    agent: Agent | None = Field(
+        default=None, description="who asks (SPEC §12): its own claimed work comes first, marked held; work other "
+        "agents hold is left out and counted in ready.held_by_others. Omitted: every claimed node counts as held "
+        "by others")
 
 
 # ---------------------------------------------------------------- §5 reads (store/reads.py)
@@ -363,20 +379,15 @@ class DigestRequest(Fence):
     token_budget: Annotated[StrictInt, Field(ge=0)] = Field(
         default=1500, description="token budget for the whole digest (§4's contract; the floor is the handoff and "
         "the ready head)")
+    agent: Agent | None = Field(
+        default=None, description="who asks (SPEC §12): the ready section as this agent's pack shows it (its claimed "
+        "work first, others' claimed work left out)")
 
 
 # ---------------------------------------------------------------- §11 sessions
 
-_AGENT = re.compile(r"[A-Za-z0-9._:@/-]{1,100}")
 _SESSION_ID = re.compile(r"ses-[1-9][0-9]*")
 MAX_NEXT_STEPS = 50
-
-
-def check_agent(value: str) -> str:
-    if not _AGENT.fullmatch(value):
-        raise ValueError("must be 1-100 characters from A-Z a-z 0-9 and . _ : @ / - (it names the worker, "
-                         "e.g. 'billing-agent-2')")
-    return value
 
 
 def check_session_id(value: str) -> str:
@@ -388,7 +399,7 @@ def check_session_id(value: str) -> str:
 class SessionStart(StrictModel):
     """memory_session_start: open a session for one agent in one project."""
 
-    agent: Annotated[str, AfterValidator(check_agent)] = Field(description="the worker's name, e.g. 'billing-agent-2'")
+    agent: Agent = Field(description="the worker's name, e.g. 'billing-agent-2'")
     project_id: ProjectId = Field(description="the project the session works in; its handoffs live there")
     newest: Annotated[StrictInt, Field(ge=0, le=MAX_NEWEST)] = Field(
         default=5, description="the digest's newest count (0-20, default 5)")
@@ -440,3 +451,34 @@ class KeyCreate(StrictModel):
             raise ValueError("an admin key covers the whole store (export, import and key management have no "
                              "scope): leave prefixes out, or give a scoped key 'read' or 'write'")
         return self
+
+
+# ---------------------------------------------------------------- §12 claims (graphsvc.store.claims)
+
+MIN_LEASE_S = 10
+MAX_LEASE_S = 86_400
+DEFAULT_LEASE_S = 900
+
+
+class ClaimRequest(Fence):
+    """memory_claim: lease one ready task or epic to an agent (the first of its own pack's ready order, or
+    `task_id`); claiming a node the agent already holds renews the lease."""
+
+    agent: Agent = Field(description="the worker's name, e.g. 'billing-agent-2' (1-100 of A-Z a-z 0-9 . _ : @ / -)")
+    terms: Annotated[
+        list[Annotated[str, Field(max_length=MAX_TERM_CHARS), BeforeValidator(check_unicode_if_str)]],
+        Field(max_length=MAX_TERMS),
+    ] | None = Field(default=None, description="the terms of the agent's pack (§4): they order the ready work")
+    task_id: CapsuleId | None = Field(
+        default=None, description="claim this task or epic (it must be in the fence, live and ready); omit to claim "
+        "the first ready node the agent's own pack would show")
+    lease_s: Annotated[StrictInt, Field(ge=MIN_LEASE_S, le=MAX_LEASE_S)] = Field(
+        default=DEFAULT_LEASE_S, description="seconds the lease lasts from now (10-86400, default 900); claim again "
+        "before it ends to renew it")
+
+
+class ReleaseRequest(StrictModel):
+    """memory_release: end the agent's lease on a node (idempotent)."""
+
+    agent: Agent = Field(description="the worker that holds the lease")
+    task_id: CapsuleId = Field(description="the claimed task or epic")

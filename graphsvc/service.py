@@ -27,8 +27,8 @@ from graphsvc.store.db import Database
 from graphsvc.store.idempotency import DEFAULT_TTL, IdempotencyKey, Replayed, Wrap, check, guard, purge_expired
 from graphsvc.errors import BadRequest, Conflict, Forbidden, InvalidInput, Unavailable
 from graphsvc.models import (
-    AliasListRequest, AliasRequest, BootstrapRequest, DigestRequest, CapsuleIn, CapsuleUpdate, IngestBatch, KeyCreate,
-    RelateRequest, RetrieveRequest, SessionFinish, SessionStart,
+    AliasListRequest, AliasRequest, BootstrapRequest, ClaimRequest, DigestRequest, CapsuleIn, CapsuleUpdate,
+    IngestBatch, KeyCreate, RelateRequest, ReleaseRequest, RetrieveRequest, SessionFinish, SessionStart,
 )
 from graphsvc.validation import parse
 from graphsvc.watch import Watch
@@ -451,7 +451,8 @@ class GraphService:
         # gets the same session and the digest as it stands).
         # Read first: a digest that fails (503) leaves no session behind for a retry to duplicate, and
         # opening a session changes nothing the digest shows.
-        fence = DigestRequest(project_id=req.project_id, newest=req.newest, token_budget=req.token_budget)
+        fence = DigestRequest(project_id=req.project_id, newest=req.newest, token_budget=req.token_budget,
+                              agent=req.agent)  # SPEC §12: the agent's own claimed work first
         self._refuse_until_started()
         scope_digest = digest(self.db, fence, now)
         opened = self._once(idempotency, "session_start", data, now, lambda wrap: start(self.db, req, now, wrap=wrap),
@@ -468,6 +469,29 @@ class GraphService:
         return self._once(idempotency, "session_finish", data, now,
                           lambda wrap: finish(self.db, req, now, wrap=wrap, visible=caller.covers,
                                               provenance=caller.provenance()))
+
+    # -- claims (SPEC §12) ------------------------------------------------
+
+    @operation("write")
+    def claim(self, data: Any, idempotency: IdempotencyKey | None = None) -> dict[str, Any]:
+        """SPEC §12: lease the first ready task the agent's own pack shows (or `task_id`) to the agent; the
+        holder claiming again renews. A fence or task outside a scoped key's scope: 403 / as unknown (404)."""
+        from graphsvc.store.claims import claim
+
+        req, now, caller = parse(ClaimRequest, data, InvalidInput), self.clock(), principal()
+        scope = caller.fence(req.project_id, req.project_prefix)
+        return self._once(idempotency, "claim", data, now,
+                          lambda wrap: claim(self.db, req, now, key=caller.key_id, scope=scope,
+                                             visible=caller.covers, wrap=wrap))
+
+    @operation("write")
+    def release(self, data: Any, idempotency: IdempotencyKey | None = None) -> dict[str, Any]:
+        """SPEC §12: end the agent's lease (idempotent); another agent's live lease is a 409 naming it."""
+        from graphsvc.store.claims import release
+
+        req, now, caller = parse(ReleaseRequest, data, InvalidInput), self.clock(), principal()
+        return self._once(idempotency, "release", data, now,
+                          lambda wrap: release(self.db, req, now, visible=caller.covers, wrap=wrap))
 
     # -- reads (SPEC §5) --------------------------------------------------
 

@@ -23,6 +23,9 @@
 //                                 covering their union (docs/keys.md); null = no key scope. The tallies
 //                                 are sought per prefix, so the seek stays a prefix seek.
 //   $arg.now                          the request clock (expired = valid_to <= $arg.now)
+//   $arg.agent                        who asks (SPEC §12), or null: live leases of others leave the ready set
+//   $arg.tokens, $arg.term_sets, $arg.whole_weight   the request's terms (graphsvc.store.bootstrap.term_parameters),
+//                                 to score the caller's own held rows as the section statements score theirs
 // The index hints pin the plan whatever the statistics say (tests/integration/test_bootstrap_plan.py).
 CALL () {
 // Totals (SPEC §4 `total`): the fence's maintained per-project tallies (graphsvc.store.maintain),
@@ -86,5 +89,26 @@ CALL (loop_edges) {
   WHERE size(live_sources) > 0
   RETURN collect([t.seq, live_sources]) AS live_blocked_by
 }
-RETURN constraints_listed - constraints_expired AS constraints_total, ready_listed - ready_expired AS ready_total,
+CALL () {
+  // Claims (SPEC §12): the live leases on the fence's ready work (listed in 'ready', not expired),
+  // found through the lease_until index, so the cost is the store's live leases (few), not the
+  // fence. Others' leases leave the ready set (counted, and the section statements skip every live
+  // lease); the caller's own come back as rows, to be shown first.
+  MATCH (c:Capsule) USING INDEX SEEK c:Capsule(lease_until)
+  WHERE c.lease_until > $arg.now AND c.counted = 'ready' AND (c.valid_to IS NULL OR c.valid_to > $arg.now)
+    AND c.project_id STARTS WITH coalesce($arg.project_id, $arg.project_prefix, '')
+    AND ($arg.project_id IS NULL OR c.project_id = $arg.project_id)
+    AND ($arg.project_prefix IS NULL OR c.project_id = $arg.project_prefix OR c.project_id STARTS WITH $arg.project_prefix + '/')
+    AND ($arg.scope IS NULL OR any(p IN $arg.scope WHERE c.project_id = p OR c.project_id STARTS WITH p + '/'))
+  WITH c, $arg.agent IS NOT NULL AND c.lease_agent = $arg.agent AS own
+  WITH c, own, CASE WHEN own THEN [t IN $arg.tokens WHERE t IN c.tokens] ELSE [] END AS hit
+  RETURN sum(CASE WHEN own THEN 0 ELSE 1 END) AS held_by_others,
+         collect(CASE WHEN own THEN c {.id, .project_id, .headline, .content, .tier, .superseded,
+                    updated_us: c.updated_at.epochSeconds * 1000000 + c.updated_at.microsecond,
+                    lease_until_us: c.lease_until.epochSeconds * 1000000 + c.lease_until.microsecond,
+                    score: size([ts IN $arg.term_sets WHERE all(t IN ts WHERE t IN hit)]) * $arg.whole_weight + size(hit)}
+                  END) AS held
+}
+RETURN constraints_listed - constraints_expired AS constraints_total,
+       ready_listed - ready_expired - held_by_others AS ready_total, held_by_others, held,
        decisions_listed - decisions_expired AS decisions_total, traps_total, fence_projects, loop_edges, live_blocked_by

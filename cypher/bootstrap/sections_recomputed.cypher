@@ -12,6 +12,7 @@
 //   $arg.now                          the request clock (expired = valid_to <= $arg.now)
 //   $arg.top_ready, $arg.top_section      how many rows each ranked section can show (next action + cap, cap)
 //   $arg.tokens                       the request's distinct term tokens, [] without terms
+//   $arg.agent                        who asks (SPEC §12), or null
 //
 // Lean transfer: candidates are listed in decay order (updated_at clamped to $arg.now, desc; then seq asc;
 // updated_at truncated to microseconds like the driver's Python datetime), which is exactly the ranking
@@ -102,13 +103,23 @@ CALL () {
   WITH collect(CASE WHEN size(blockers) = 0 AND (t.valid_to IS NULL OR t.valid_to > $arg.now) THEN t END) AS ready_nodes,
        collect(CASE WHEN size(live_sources) > 0 THEN [t.seq, live_sources] END) AS live_blocked_by,
        sum(size([b IN live_sources WHERE b > t.seq])) AS back_edges
+  // Claims (SPEC §12): a live lease (lease_until > now) takes a ready node out of the ready order;
+  // the caller's own ($arg.agent) are sent apart, to be shown first, the others' only counted.
+  WITH [r IN ready_nodes WHERE r.lease_until IS NOT NULL AND r.lease_until > $arg.now] AS leased,
+       [r IN ready_nodes WHERE r.lease_until IS NULL OR r.lease_until <= $arg.now] AS ready_nodes,
+       live_blocked_by, back_edges
+  WITH [r IN leased WHERE $arg.agent IS NOT NULL AND r.lease_agent = $arg.agent] AS own, leased,
+       ready_nodes, live_blocked_by, back_edges
   CALL (ready_nodes) {
     UNWIND ready_nodes AS r
     WITH r
     ORDER BY CASE WHEN r.updated_at > $arg.now THEN $arg.now ELSE datetime.truncate('microsecond', r.updated_at) END DESC, r.seq ASC
     RETURN collect(r) AS ordered
   }
-  RETURN size(ordered) AS ready_total,
+  RETURN size(ordered) + size(own) AS ready_total, size(leased) - size(own) AS held_by_others,
+         [n IN own | n {.id, .project_id, .headline, .content, .tier, superseded: false,
+                        updated_us: n.updated_at.epochSeconds * 1000000 + n.updated_at.microsecond,
+                        lease_until_us: n.lease_until.epochSeconds * 1000000 + n.lease_until.microsecond}] AS held,
          [n IN [i IN range(0, size(ordered) - 1)
                 WHERE i < $arg.top_ready
                    OR (size($arg.tokens) > 0 AND any(text IN [toLower(ordered[i].headline + ' ' + ordered[i].content)]
@@ -122,5 +133,5 @@ CALL () {
          CASE WHEN back_edges > 0 THEN live_blocked_by ELSE [] END AS live_blocked_by
 }
 RETURN constraints, size(constraints) AS constraints_total,
-       ready, ready_total, back_edges, live_blocked_by,
+       ready, ready_total, held, held_by_others, back_edges, live_blocked_by,
        decisions, decisions_total, traps, traps_total

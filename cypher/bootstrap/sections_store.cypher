@@ -4,6 +4,7 @@
 // then ready, decisions and traps), but read from the store-wide indexes: the floor from the
 // Capsule(counted, updated_at) index, the cut from the kind's full-text index without project clauses.
 //
+// Rows under a live lease (SPEC §12) are skipped, as in bootstrap/sections_fenced.cypher.
 // Parameters: those of bootstrap/sections_fenced.cypher, without $arg.fence_projects and
 // $arg.projects_per_query.
 UNWIND $arg.sections AS s
@@ -12,6 +13,7 @@ CALL (s) {
     UNWIND CASE WHEN $arg.rank_query IS NULL THEN [] ELSE [$arg.rank_query] END AS rank_query
     CALL db.index.fulltext.queryNodes(s.index, rank_query) YIELD node AS c, score
     WHERE c.counted = s.counted AND (NOT s.live OR c.valid_to IS NULL OR c.valid_to > $arg.now)
+      AND (c.lease_until IS NULL OR c.lease_until <= $arg.now)
     WITH score LIMIT $arg.top
     RETURN min(score) AS cut, count(score) = $arg.top AS full
   }
@@ -20,6 +22,7 @@ CALL (s) {
     CALL (s) {
       MATCH (c:Capsule) USING INDEX SEEK c:Capsule(counted, updated_at)
       WHERE c.counted = s.counted AND c.updated_at < $arg.now AND (NOT s.live OR c.valid_to IS NULL OR c.valid_to > $arg.now)
+      AND (c.lease_until IS NULL OR c.lease_until <= $arg.now)
       WITH c ORDER BY c.counted DESC, c.updated_at DESC LIMIT $arg.top
       RETURN datetime.truncate('microsecond', c.updated_at) AS freshest
     }
@@ -29,16 +32,19 @@ CALL (s) {
     UNWIND CASE WHEN full THEN [] ELSE [true] END AS decay_needed
     MATCH (c:Capsule) USING INDEX SEEK c:Capsule(counted, updated_at)
     WHERE c.counted = s.counted AND c.updated_at >= coalesce(floor, $arg.now) AND (NOT s.live OR c.valid_to IS NULL OR c.valid_to > $arg.now)
+      AND (c.lease_until IS NULL OR c.lease_until <= $arg.now)
     RETURN c, 0.0 AS score
     UNION ALL
     UNWIND CASE WHEN $arg.rank_query IS NULL OR cut IS NULL THEN [] ELSE ['+(' + $arg.rank_query + ')' + coalesce(' +(' + [q IN $arg.at_least WHERE q[0] = cut | q[1]][0] + ')^0', '')] END AS at_cut
     CALL db.index.fulltext.queryNodes(s.index, at_cut) YIELD node AS c, score
     WHERE score >= cut AND c.counted = s.counted AND (NOT s.live OR c.valid_to IS NULL OR c.valid_to > $arg.now)
+      AND (c.lease_until IS NULL OR c.lease_until <= $arg.now)
     RETURN c, score
     UNION ALL
     UNWIND CASE WHEN $arg.rank_query IS NULL AND size($arg.tokens) > 0 THEN $arg.token_queries ELSE [] END AS token_query
     CALL db.index.fulltext.queryNodes(s.index, token_query) YIELD node AS c
     WHERE c.counted = s.counted AND (NOT s.live OR c.valid_to IS NULL OR c.valid_to > $arg.now)
+      AND (c.lease_until IS NULL OR c.lease_until <= $arg.now)
     WITH c, [t IN $arg.tokens WHERE t IN c.tokens] AS hit
     RETURN c, toFloat(size([ts IN $arg.term_sets WHERE all(t IN ts WHERE t IN hit)]) * $arg.whole_weight + size(hit)) AS score
   }

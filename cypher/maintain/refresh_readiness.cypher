@@ -4,6 +4,8 @@
 //                  (not done, not tombstoned, not superseded)
 //   ready          true on a task/epic that is open, not tombstoned, not superseded and has no
 //                  open blocker; absent otherwise. Expiry stays a read-time filter (request clock).
+// A node that is done, tombstoned or superseded loses its lease (SPEC §12: that ends the claim);
+// every write that changes one of those refreshes the node here.
 // The lock is taken before the values are computed (see refresh_superseded).
 UNWIND $arg.ids AS wanted
 MATCH (c:Capsule {id: wanted})
@@ -20,3 +22,6 @@ WITH c, CASE WHEN c.kind IN ['task', 'epic'] THEN COUNT {
 SET c.open_blockers = open_blockers,
     c.ready = CASE WHEN c.kind IN ['task', 'epic'] AND c.status = 'open' AND c.tombstoned_at IS NULL
                         AND NOT c.superseded AND open_blockers = 0 THEN true END
+FOREACH (ended IN CASE WHEN c.lease_agent IS NOT NULL
+                        AND (c.status = 'done' OR c.tombstoned_at IS NOT NULL OR c.superseded) THEN [true] ELSE [] END |
+  REMOVE c.lease_agent, c.lease_until, c.lease_key)

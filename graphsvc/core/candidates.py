@@ -25,6 +25,9 @@ class Candidate:
     to ``text_tokens(headline, content)`` up to an injective marking of tokens too long for Lucene,
     which the request's tokens share, so it is the pair ranking would compute). ``None``
     means "not scored": ranking tokenizes headline and content.
+
+    ``lease_until``: set on ready work the asking agent itself holds under a live lease (SPEC §12),
+    which the pack shows first, marked held.
     """
 
     id: str
@@ -35,3 +38,4 @@ class Candidate:
     tier: str
     superseded: bool
     coverage: tuple[int, int] | None = None
+    lease_until: datetime | None = None

@@ -24,6 +24,10 @@ fraction of a second each. Since schema v2 the statements read what the writes m
 
 * Ready tasks are sought through the indexed, maintained `ready`: blocked tasks are never visited.
 
+* Claims (SPEC §12): no section reads a row under a live lease; the head finds the fence's live
+  leases through the `lease_until` index, counts the others' (`held_by_others`, taken off
+  `ready_total`) and returns the asking agent's own (`held`), which the pack shows first.
+
 * No section sorts its fence: the decay order comes from range indexes read in order up to the
   section's cap (plus the boundary's ties): `updated_at` with no fence, `(project_id, updated_at)`
   per project of a fence (its tallies list them). With terms the rows holding a term token come
@@ -216,6 +220,7 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 def _candidate(row: Mapping[str, Any], weight: int | None) -> Candidate:
     # updated_us = epochSeconds * 10^6 + microsecond: exact, and far cheaper than a driver DateTime.
     updated_at = _EPOCH + timedelta(microseconds=row["updated_us"])
+    lease_us = row.get("lease_until_us")
     return Candidate(
         id=row["id"],
         project_id=row["project_id"],
@@ -227,6 +232,7 @@ def _candidate(row: Mapping[str, Any], weight: int | None) -> Candidate:
         # The statement's coverage score, whole terms * weight + distinct tokens (tokens < weight),
         # as (whole, tokens): ranking uses it instead of tokenizing the text again.
         coverage=None if weight is None else divmod(row["score"], weight),
+        lease_until=None if lease_us is None else _EPOCH + timedelta(microseconds=lease_us),
     )
 
 
@@ -263,6 +269,8 @@ def inputs_from_row(sections: Mapping[str, Any], loop_edges: int, whole_weight: 
         decisions_total=sections["decisions_total"],
         traps=candidates("traps"),
         traps_total=sections["traps_total"],
+        held=[_candidate(row, whole_weight) for row in sections.get("held") or ()],
+        held_by_others=sections.get("held_by_others") or 0,
     )
 
 
@@ -299,6 +307,7 @@ def statement_parameters(request: BootstrapRequest, now: datetime,
         "budget_chars": min(CHARS_PER_TOKEN * request.token_budget, MAX_LIMIT),
         "row_chars_besides_text": ROW_CHARS_BESIDES_TEXT,
         "project_id": request.project_id, "project_prefix": request.project_prefix,
+        "agent": getattr(request, "agent", None),
         **term_parameters(request.terms or ()),
     }
 

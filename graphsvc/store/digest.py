@@ -26,7 +26,7 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 def _ready(tx: ManagedTransaction, request: DigestRequest, now: datetime) -> tuple[dict[str, Any], list[Any], int]:
     # token_budget 0: the statement ships no more constraints than it must; ready does not depend on it.
     pack_request = BootstrapRequest(project_id=request.project_id, project_prefix=request.project_prefix,
-                                    token_budget=0)
+                                    token_budget=0, agent=request.agent)
     params = statement_parameters(pack_request, now)
     sections = read_sections(tx, pack_request, params)
     head, rows, total = ready_section(inputs_from_row(sections, sections["loop_edges"], params["whole_weight"]),

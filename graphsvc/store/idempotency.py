@@ -46,7 +46,8 @@ KEY_RULE = ("1 to 200 characters from A-Z a-z 0-9 and . _ ~ : + / = - (a fresh U
             "is ideal; reuse it only to retry that same write)")
 #: The status each write answers with on success; a replay answers with the one stored.
 SUCCESS_STATUS = {"ingest": 201, "import": 201, "relate": 200, "update": 200, "tombstone": 200, "alias": 200,
-                  "session_start": 201, "session_finish": 200}
+                  "session_start": 201, "session_finish": 200,
+                  "claim": 200, "release": 200}
 PURGE_BATCH = 100
 
 

@@ -22,8 +22,8 @@ arrays of seqs, kinds and edge ends (`_Index`), so memory grows by a few bytes p
    committed and is seen), then compare the file's capsules with the store, IMPORT_CHUNK at a time.
    A capsule is ALREADY PRESENT when a stored capsule has its id and the same exported
    representation: every field of the export line (id, seq, project_id, kind, tier, headline,
-   content, status, the four instants to the nanosecond, the writer, a handoff's agent), compared
-   as `export` would write them.
+   content, status, the four instants to the nanosecond, the writer, a handoff's agent, a claim's
+   lease), compared as `export` would write them.
    The fields the service maintains (kind label, tokens, superseded, readiness, ord, counted) are
    not compared: they are derived from the graph and recomputed by the import's last step. A
    stored capsule with other fields is a 409 naming its line, and nothing is written (the raised
@@ -73,15 +73,15 @@ from graphsvc.store import aliases, blocks_order, maintain
 from graphsvc.store.db import Database, run
 from graphsvc.store.idempotency import Wrap, within
 from graphsvc.errors import BadRequest, Conflict, InvalidInput
-from graphsvc.models import (DAG_KINDS, MAX_ALIASES, AliasRequest, AliasSet, CapsuleId, Content, Headline, Kind, ProjectId, Status,
-                             StrictModel, Tier, check_agent)
+from graphsvc.models import (DAG_KINDS, MAX_ALIASES, Agent, AliasRequest, AliasSet, CapsuleId, Content, Headline, Kind,
+                             ProjectId, Status, StrictModel, Tier)
 from graphsvc.validation import parse
 from graphsvc.watch import Watch
 
 EXPORT_PAGE = 5000
 IMPORT_CHUNK = 5000
 EDGE_TYPES = ("BLOCKS", "SUPERSEDES")
-TIME_PROPERTIES = ("created_at", "updated_at", "valid_to", "tombstoned_at")
+TIME_PROPERTIES = ("created_at", "updated_at", "valid_to", "tombstoned_at", "lease_until")
 
 #: ASCII digits only and no trailing newline (`\d` and `$` would let both through to Neo4j's datetime()).
 _EXACT_INSTANT = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{9}Z")
@@ -130,10 +130,23 @@ class ExportedCapsule(StrictModel):
     written_by: Annotated[str, Field(min_length=1, max_length=100)] | None = None
     written_by_label: Annotated[str, Field(min_length=1, max_length=100)] | None = None
     #: A handoff's agent (SPEC §11): what finds an agent's previous handoff in a restored store.
-    agent: Annotated[str, AfterValidator(check_agent)] | None = None
+    agent: Agent | None = None
+    #: A claim's lease (SPEC §12), as it stood at export (live or expired): who, until when, and the API
+    #: key that took it, if one did.
+    lease_agent: Agent | None = None
+    lease_until: Instant | None = None
+    lease_key: Annotated[str, Field(min_length=1, max_length=100)] | None = None
 
     @model_validator(mode="after")
     def _consistent(self) -> "ExportedCapsule":
+        if (self.lease_agent is None) != (self.lease_until is None):
+            raise ValueError("lease_agent and lease_until come together (a claim's lease) or not at all")
+        if self.lease_agent is None and self.lease_key is not None:
+            raise ValueError("lease_key belongs to a lease: it needs lease_agent and lease_until")
+        if self.lease_agent is not None and (self.kind not in DAG_KINDS or self.status == "done"
+                                             or self.tombstoned_at is not None):
+            raise ValueError("only an open, not tombstoned task or epic can carry a lease (lease_agent, "
+                             "lease_until): marking a node done or tombstoning it ends its lease")
         if self.id != f"cap-{self.seq}":
             raise ValueError(f"seq {self.seq} does not match id {self.id} (id must be 'cap-<seq>')")
         if (self.status is not None) != (self.kind in DAG_KINDS):

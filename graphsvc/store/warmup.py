@@ -61,6 +61,9 @@ STATEMENTS: tuple[tuple[str, dict[str, Any]], ...] = (
                      "secret_hash": "", "now": _NOW}),
     ("keys/revoke", {"id": "000000000000", "now": _NOW}),
     ("keys/touch", {"id": "000000000000", "now": _NOW, "before": _NOW}),
+    ("claims/lookup", {"id": _NOWHERE}),
+    ("claims/take", {"id": _NOWHERE, "agent": "graphsvc-warm-up", "now": _NOW, "until": _NOW, "key": None}),
+    ("claims/release", {"id": _NOWHERE, "agent": "graphsvc-warm-up", "now": _NOW}),
     # Last: these take locks every writer needs (the id counter, the BLOCKS order, a key's node),
     # held until the roll-back, so that is milliseconds after them, not the whole warm-up.
     ("idempotency/claim", {"caller": "", "key": "graphsvc-warm-up", "now": _NOW}),
@@ -77,11 +80,30 @@ class _RollBack(Exception):
     """Raised at the end of the warm-up transaction so that it commits nothing."""
 
 
+def _pack_reads() -> list[tuple[str, dict[str, Any]]]:
+    """The pack statements as memory_claim runs them inside its write transaction (SPEC §12), a
+    fenced and a whole-store one: after a claim's first write (a taken candidate, an idempotency
+    key) they are planned for a changed transaction, a plan `GraphService.warm` does not make."""
+    from graphsvc.models import BootstrapRequest
+    from graphsvc.store.bootstrap import section_runs, statement_parameters
+
+    reads: list[tuple[str, dict[str, Any]]] = []
+    for fence, sections in (({"project_id": _NOWHERE}, "bootstrap/sections_fenced"), ({}, "bootstrap/sections_store")):
+        params = statement_parameters(BootstrapRequest(token_budget=0, terms=["warm"], agent="graphsvc-warm-up",
+                                                       **fence), _NOW)
+        reads.append(("bootstrap/head", params))
+        reads.append((sections, section_runs(params, [_NOWHERE])[1]))
+    return reads
+
+
 def _plan_all(tx: ManagedTransaction, after_a_change: bool) -> None:
     if after_a_change:
         tx.run("CREATE ()").consume()
     for name, params in STATEMENTS:
         run(tx, name, **params)
+    if after_a_change:
+        for name, params in _pack_reads():
+            run(tx, name, **params)
     raise _RollBack
 
 

@@ -93,11 +93,16 @@ class ErrorInfo(_Out):
     retry_after: int | None = Field(default=None, description="seconds to wait before retrying (unavailable)")
 
 
+class Held(_Out):
+    lease_until: str = Field(description="when your claim on it ends unless you claim it again (memory_claim)")
+
+
 class PackRow(_Out):
     id: str
     headline: str
     project_id: str
     excerpt: str | None = Field(default=None, description="the content on one line, when it adds to the headline")
+    held: Held | None = Field(default=None, description="you (the request's agent) hold this ready task")
 
 
 class TrapRow(PackRow):
@@ -111,6 +116,8 @@ class ReadySection(_Out):
     ready: list[PackRow] | None = Field(default=None, description="the other ready tasks, at most 10")
     cycle: list[str] | None = Field(default=None, description="one concrete BLOCKS cycle to repair (state cycle)")
     message: str | None = None
+    held_by_others: int | None = Field(default=None, description="ready tasks other agents hold (claimed): left "
+                                       "out of the ready set and ready_total")
 
 
 class Scope(_Out):
@@ -187,6 +194,9 @@ class Capsule(BaseModel):
     written_by: str | None = Field(default=None, description="the API key (id) that last wrote this capsule")
     written_by_label: str | None = Field(default=None, description="that key's label")
     agent: str | None = Field(default=None, description="handoffs only: the agent whose session left it")
+    lease_agent: str | None = Field(default=None, description="the agent that claimed this task (memory_claim)")
+    lease_until: str | None = Field(default=None, description="when that claim ends (live while in the future)")
+    lease_key: str | None = Field(default=None, description="the API key (id) that took the claim")
     tombstoned: bool
     superseded: bool
     expired: bool
@@ -329,3 +339,23 @@ def output_schema(model: type[BaseModel], *, bookmark: bool) -> dict[str, Any]:
 
 
 __all__ = ["ROOT_COMBINATORS", "model_input_schema", "output_schema", "plain_schema"]
+
+
+class ClaimedTask(_Out):
+    id: str
+    headline: str
+    project_id: str
+    lease_until: str = Field(description="the lease's end: claim again before it to keep the task")
+
+
+class ClaimResult(_Out):
+    claimed: ClaimedTask | None = Field(default=None, description="the task you now hold, or null (see reason)")
+    renewed: bool | None = Field(default=None, description="you already held it: the lease was extended")
+    reason: Literal["nothing_ready", "all_held", "cycle"] | None = Field(
+        default=None, description="why nothing was claimed")
+    cycle: list[str] | None = Field(default=None, description="the live BLOCKS cycle to repair (reason cycle)")
+
+
+class ReleaseResult(_Out):
+    task_id: str
+    released: bool = Field(description="true when your live lease ended now; false when you held none")

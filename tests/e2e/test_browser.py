@@ -51,6 +51,7 @@ def seeded(db) -> list[str]:
         {"project_id": "shop/db", "kind": "decision", "content": "Use SQLite", "supersedes": [old]},
         {"project_id": "shopx", "kind": "fact", "content": "Look-alike project, fenced out"},
     ]})
+    service.claim({"agent": "agent-7", "task_id": cart})  # SPEC §12: the caption names the holder and the end
     return HEADLINES
 
 
@@ -116,6 +117,10 @@ def test_browser_shows_a_project_graph_captioned_by_headline(neo4j_target, seede
             browser.close()
 
     assert screenshot.stat().st_size > 10_000
+    # the claimed task's caption adds its holder and lease end; the others show their headline alone
+    claimed = [caption for caption in captions if caption.startswith("Design cart API ")]
+    assert len(claimed) == 1 and claimed[0].split()[3] == "agent-7" and claimed[0].split()[4].startswith("\"20"), captions
+    captions = ["Design cart API" if caption in claimed else caption for caption in captions]
     assert sorted(captions) == sorted(seeded), captions  # headlines, and 'shopx' is fenced out
     assert sorted(relationship_types) == ["BLOCKS", "SUPERSEDES"]
     by_caption = dict(zip(captions, colours))

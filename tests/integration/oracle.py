@@ -38,6 +38,7 @@ def oracle_pack(db: Database, request_dict: Mapping[str, Any], now: datetime) ->
     row = db.read(lambda tx: run(
         tx, "bootstrap/sections_recomputed", now=now, tokens=tokens, top_ready=TOP_READY,
         top_section=TOP_SECTION, project_id=request.project_id, project_prefix=request.project_prefix,
+        agent=request.agent,
     ))[0]
     # live_cycle only needs a nonzero count to search; back_edges is the v1 statement's count.
     inputs = inputs_from_row(row, row["back_edges"])

@@ -135,7 +135,7 @@ def test_a_prefix_that_can_match_nothing_is_a_teaching_400(client, prefix):
         ({"terms": ["ok", 3]}, "terms[1]", "string"),
         ({"terms": ["t"] * 65}, "terms", "at most 64"),
         ({"terms": ["ok", "x" * 201]}, "terms[1]", "at most 200"),
-        ({"intent": "fix the bug"}, "intent", "accepted: project_id, project_prefix, terms, token_budget"),
+        ({"intent": "fix the bug"}, "intent", "accepted: agent, project_id, project_prefix, terms, token_budget"),
         ({"project_id": "nott/"}, "project_id", "'/'"),
     ],
 )

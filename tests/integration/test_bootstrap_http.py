@@ -102,7 +102,7 @@ def test_openapi_documents_the_route_with_the_request_schema(client):
     document = client.get("/openapi.json").json()
     operation = document["paths"]["/v1/memory_bootstrap"]["post"]
     schema = operation["requestBody"]["content"]["application/json"]["schema"]
-    assert set(schema["properties"]) == {"project_id", "project_prefix", "terms", "token_budget"}
+    assert set(schema["properties"]) == {"project_id", "project_prefix", "terms", "token_budget", "agent"}
     assert schema.get("additionalProperties") is False
     assert "400" in operation["responses"]
 

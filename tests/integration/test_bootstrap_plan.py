@@ -71,6 +71,9 @@ def test_every_section_seeks_an_index_and_no_path_is_enumerated(db):
         tallies = [d for op, d in leaves if op.startswith("NodeIndexSeek") and "t:Tally(project_id)" in d]
         expired = [d for op, d in leaves if op.startswith("NodeIndexSeek") and "Capsule(counted, project_id, valid_to)" in d]
         assert tallies and expired, leaves
+        # claims (SPEC §12): the live leases, through the lease_until index (a range from now on)
+        leases = [d for op, d in leaves if op.startswith("NodeIndexSeek") and "Capsule(lease_until)" in d]
+        assert leases, leaves
         # the one section block: the fenced floor (from each of the fence's projects its k freshest
         # rows), then each project's rows from the floor on (two seeks, possibly split)
         if fence:
@@ -97,7 +100,7 @@ def test_every_section_seeks_an_index_and_no_path_is_enumerated(db):
         given = [d for op, d in leaves if (op == "Unwind" and d.startswith("$arg.sections AS s"))
                  or (op == "Unwind" and d.startswith("coalesce($arg.scope, ") and d.endswith(" AS seek"))
                  or (op == "Projection" and d.startswith("$arg.fence_projects AS fence_projects"))]
-        assert all(op == "Argument" or d in kinds + loops + live + decay + covering + cuts + tallies + expired + given
+        assert all(op == "Argument" or d in kinds + loops + live + decay + covering + cuts + tallies + expired + leases + given
                    for op, d in leaves), leaves
         assert not {"NodeByLabelScan", "AllNodesScan"} & set(ops), ops
         assert not [op for op in ops if op.startswith(PATH_OPERATORS)], ops

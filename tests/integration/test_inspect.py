@@ -287,3 +287,22 @@ def test_sessions_and_aliases_queries(db):
     service.alias({"term": "queue", "aliases": ["sqs"], "project_prefix": "other"})
     assert [r["term"] for r in run_inspect(db, "aliases", "shop/api")] == ["postgres", "cache"]
     assert len(run_inspect(db, "aliases", None)) == 3
+
+
+# ---------------------------------------------------------------- claims
+
+
+def test_claims_shows_who_holds_what_until_when(db, service, shop):
+    service.claim({"agent": "agent-1", "task_id": shop["cart"]})
+    service.claim({"agent": "agent-2", "task_id": shop["analytics"], "lease_s": 3600})
+    service.claim({"agent": "agent-3", "task_id": shop["lookalike"]})
+    db._driver.execute_query("MATCH (c:Capsule {id: $id}) SET c.lease_agent = 'agent-0', "
+                             "c.lease_until = datetime() - duration('PT1M')", id=shop["notes"])  # run out
+    rows = run_inspect(db, "claims", "shop")
+    assert [(row["holder"], by_name(shop, [row["id"]])[0], row["live"]) for row in rows] == [
+        ("agent-1", "cart", True), ("agent-2", "analytics", True), ("agent-0", "notes", False)]
+    first = rows[0]
+    assert first["headline"] == "Design the cart API" and first["project_id"] == "shop" and first["ready"] is True
+    assert first["lease_until"].to_native() == NOW + timedelta(seconds=900) and first["c"]["id"] == shop["cart"]
+    assert [row["holder"] for row in run_inspect(db, "claims", None)] == ["agent-1", "agent-3", "agent-2", "agent-0"]
+    assert [row["holder"] for row in run_inspect(db, "claims", "shopx")] == ["agent-3"]

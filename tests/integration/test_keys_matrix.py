@@ -108,6 +108,12 @@ def _cases(ids: dict[str, str]) -> list[tuple[str, str, str, Any, dict[str, int]
          {"read": 403, "write": 403, "admin": 201}),
         ("session_finish_out", "POST", f"/v1/sessions/{ids['out_session']}/finish", {"handoff": "done here"},
          {"read": 403, "write": 404, "admin": 200}),
+        ("claim_in", "POST", "/v1/memory_claim", {"agent": "insider", "project_prefix": "in"},
+         {"read": 403, "write": 200, "admin": 200}),
+        ("claim_out", "POST", "/v1/memory_claim", {"agent": "insider", "task_id": ids["out_task"]},
+         {"read": 403, "write": 404, "admin": 200}),
+        ("release_out", "POST", "/v1/memory_release", {"agent": "insider", "task_id": ids["out_task"]},
+         {"read": 403, "write": 404, "admin": 200}),
         ("readyz", "GET", "/readyz", None, everyone),
         ("openapi", "GET", "/openapi.json", None, everyone),
     ]
@@ -200,6 +206,13 @@ def _tool_cases(ids: dict[str, str]) -> list[tuple[str, dict[str, Any], dict[str
         ("memory_session_start", {"agent": "insider", "project_id": "in/sub"},
          {"read": "forbidden", "write": "ok", "admin": "ok"}),
         ("memory_session_finish", {"session_id": ids["out_session"], "handoff": "done here"},
+         {"read": "forbidden", "write": "not_found", "admin": "ok"}),
+        ("memory_claim", {"agent": "insider"}, {"read": "forbidden", "write": "ok", "admin": "ok"}),
+        ("memory_claim", {"agent": "insider", "project_prefix": "out"},
+         {"read": "forbidden", "write": "forbidden", "admin": "ok"}),
+        ("memory_claim", {"agent": "insider", "task_id": ids["out_task"]},
+         {"read": "forbidden", "write": "not_found", "admin": "ok"}),
+        ("memory_release", {"agent": "insider", "task_id": ids["out_task"]},
          {"read": "forbidden", "write": "not_found", "admin": "ok"}),
     ]
 

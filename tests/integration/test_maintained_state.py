@@ -27,7 +27,7 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, 
 
 import graphsvc.store.migrate as migrate_module
 from graphsvc.clock import fixed_clock
-from graphsvc.errors import Conflict, Unavailable
+from graphsvc.errors import Conflict, NotFound, Unavailable
 from graphsvc.service import GraphService
 from graphsvc.core.textmatch import text_tokens
 from graphsvc.store.maintain import SCHEMA_VERSION, stored_token
@@ -48,7 +48,11 @@ PACK_REQUESTS: tuple[dict[str, Any], ...] = (
     {"project_id": "p", "terms": TERMS, "token_budget": 1500},
     {"project_prefix": "p", "terms": TERMS},
     {"project_prefix": "p", "token_budget": 60},
+    # claims (SPEC §12): as a claiming agent sees it (its own held work first), and as another does
+    {"agent": "agent-a", "terms": TERMS},
+    {"project_prefix": "p", "agent": "agent-b", "token_budget": 400},
 )
+AGENTS = ("agent-a", "agent-b")
 
 
 def assert_packs_match_oracle(svc: GraphService, requests=PACK_REQUESTS, context: str = "") -> list[dict[str, Any]]:
@@ -82,7 +86,7 @@ VOCAB = ("alpha", "beta", "Café", "cafe", "gamma", "ALPHA", "delta")
 STEP = timedelta(minutes=1)
 
 #: Filled while the stateful test runs; printed at its end (quoted in the hand-over note).
-STATS = {"examples": 0, "steps": 0, "packs_compared": 0, "cycles_seen": 0}
+STATS = {"examples": 0, "steps": 0, "packs_compared": 0, "cycles_seen": 0, "claims": 0, "packs_with_leases": 0}
 
 contents = st.lists(st.sampled_from(VOCAB), min_size=1, max_size=3).map(" ".join)
 #: One folded token of 259 letters: before schema v4 Lucene indexed its tail as the term "beta" too.
@@ -369,6 +373,39 @@ class MaintainedStateMachine(RuleBasedStateMachine):
                                                 id=capsule_id).records
         self.supersedes.update((capsule_id, r["old"]) for r in records)
 
+    @rule(data=st.data())
+    def claim(self, data: st.DataObject) -> None:
+        """A claim (SPEC §12) of the next ready node or of a given one, often renewing; leases of a few
+        steps, so some run out while the machine goes on. A refused claim writes nothing."""
+        self._tick()
+        body: dict[str, Any] = {"agent": data.draw(st.sampled_from(AGENTS), label="agent"),
+                                "lease_s": data.draw(st.sampled_from((60, 150, 3600, 3600)), label="lease_s")}
+        if data.draw(st.booleans(), label="fenced"):
+            body["project_prefix"] = data.draw(st.sampled_from(("p", "q")), label="prefix")
+        if data.draw(st.booleans(), label="fresh work"):  # random DAGs are seldom ready: add a ready task
+            item = {"project_id": data.draw(st.sampled_from(PROJECTS), label="project"), "kind": "task",
+                    "content": data.draw(texts, label="content")}
+            self._record(self.svc.ingest(item)["ids"], [item])
+        if self._ids(DAG) and data.draw(st.integers(0, 3), label="by id") == 0:
+            body["task_id"] = data.draw(st.sampled_from(self._ids(DAG)), label="task_id")
+        elif data.draw(st.booleans(), label="with terms"):
+            body["terms"] = TERMS
+        try:
+            STATS["claims"] += self.svc.claim(body)["claimed"] is not None
+        except (Conflict, NotFound):
+            pass
+
+    @precondition(lambda self: bool(self._ids(DAG)))
+    @rule(data=st.data())
+    def release(self, data: st.DataObject) -> None:
+        self._tick()
+        body = {"agent": data.draw(st.sampled_from(AGENTS), label="agent"),
+                "task_id": data.draw(st.sampled_from(self._ids(DAG)), label="task_id")}
+        try:
+            self.svc.release(body)
+        except (Conflict, NotFound):
+            pass
+
     # -- the invariant -----------------------------------------------------
 
     @invariant()
@@ -380,6 +417,8 @@ class MaintainedStateMachine(RuleBasedStateMachine):
         packs = assert_packs_match_oracle(self.svc, context=f"after step {STATS['steps']}")
         STATS["packs_compared"] += len(packs)
         STATS["cycles_seen"] += packs[0]["ready"].get("state") == "cycle"  # PACK_REQUESTS[0]: the whole store
+        STATS["packs_with_leases"] += sum("held_by_others" in p.get("ready", {}) or '"held"' in json.dumps(p)
+                                          for p in packs)
 
 
 def test_random_writes_keep_maintained_state_and_pack_equal_to_the_oracle(database):
@@ -394,8 +433,10 @@ def test_random_writes_keep_maintained_state_and_pack_equal_to_the_oracle(databa
             suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much]))
     print(f"\nstateful maintained-state test: {STATS['examples']} examples, {STATS['steps']} steps, "
           f"{STATS['packs_compared']} packs compared with the oracle, {STATS['cycles_seen']} states with a "
-          f"live cycle, {time.monotonic() - started:.1f}s")
+          f"live cycle, {STATS['claims']} nodes claimed, {STATS['packs_with_leases']} packs showing leases, "
+          f"{time.monotonic() - started:.1f}s")
     assert STATS["steps"] > STATS["examples"], "the machine ran no write steps"
+    assert STATS["packs_with_leases"] > 0, "no compared pack showed a lease"
 
 
 # ---------------------------------------------------------------- b. thread race

@@ -25,7 +25,7 @@ GRAPHSVC = Path(sys.executable).with_name("graphsvc")
 TOOL_NAMES = {
     "memory_bootstrap", "memory_get", "memory_ingest", "memory_relate",
     "memory_update", "memory_tombstone", "memory_list", "memory_retrieve", "memory_digest", "memory_alias",
-    "memory_aliases", "memory_session_start", "memory_session_finish",
+    "memory_aliases", "memory_session_start", "memory_session_finish", "memory_claim", "memory_release",
 }
 
 
@@ -83,7 +83,7 @@ def test_lists_the_tools_with_descriptions_and_model_schemas(connect):
     bootstrap = tools["memory_bootstrap"]
     # `bookmark` (read-your-writes, graphsvc.store.bookmarks) rides next to the request model's fields
     assert set(bootstrap.input_schema["properties"]) == {"terms", "project_id", "project_prefix", "token_budget",
-                                                         "bookmark"}
+                                                         "agent", "bookmark"}
     assert bootstrap.input_schema["properties"]["token_budget"]["default"] == 1500
     for words in ("constraints", "next_action", "decisions", "traps", "handles", "cycle",
                   "ADVISORY_NOT_AUTHORITY", "never interprets intent", "token_budget"):
@@ -106,6 +106,12 @@ def test_lists_the_tools_with_descriptions_and_model_schemas(connect):
     assert "idempotency_key" in tools["memory_alias"].input_schema["properties"]
     assert "409" in tools["memory_update"].description and "tombstoned" in tools["memory_update"].description
     assert tools["memory_update"].input_schema["required"][0] == "id"
+    # claims (SPEC §12): claim before starting, claim again to renew while working
+    for words in ("BEFORE you start", "AGAIN before lease_until", "renew", "memory_release", "all_held"):
+        assert words in tools["memory_claim"].description, words
+    assert tools["memory_claim"].input_schema["required"] == ["agent"]
+    assert "idempotency_key" in tools["memory_claim"].input_schema["properties"]
+    assert set(tools["memory_release"].input_schema["required"]) == {"agent", "task_id"}
     assert set(tools["memory_relate"].input_schema["properties"]["add"]["items"]["properties"]) == {"type", "from", "to"}
 
 
@@ -167,7 +173,7 @@ def test_invalid_calls_are_tool_errors_naming_the_field(connect, db):
         ("bad_request", "intent"),
         ("invalid", "ids[0]"),
     ]
-    assert "accepted: project_id, project_prefix, terms, token_budget" in errors[3]["message"]
+    assert "accepted: agent, project_id, project_prefix, terms, token_budget" in errors[3]["message"]
     assert capsule_count(db) == 0  # the rejected batch wrote nothing, not even its good item
 
 
@@ -298,6 +304,12 @@ def test_every_result_and_tool_error_meets_the_tools_output_schema(connect):
                                        "next_steps": ["test refunds"]}),
             ("memory_digest", {"project_prefix": "shop", "newest": 3}),
             ("memory_digest", {"token_budget": 0}),
+            ("memory_claim", {"agent": "mcp-agent", "project_id": "shop", "idempotency_key": "k-3"}),
+            ("memory_bootstrap", {"project_id": "shop", "agent": "mcp-agent"}),  # the claimed task first, held
+            ("memory_digest", {"project_id": "shop"}),  # held by others
+            ("memory_claim", {"agent": "other-agent", "project_id": "shop"}),  # all_held
+            ("memory_release", {"agent": "mcp-agent", "task_id": "cap-3"}),
+            ("memory_claim", {"agent": "mcp-agent", "project_id": "nothing-here"}),
             # one tool error of each tool
             ("memory_ingest", {"items": [{"project_id": "shop", "kind": "wish", "content": "x"}]}),
             ("memory_bootstrap", {"token_budget": -1}),
@@ -312,6 +324,8 @@ def test_every_result_and_tool_error_meets_the_tools_output_schema(connect):
             ("memory_digest", {"newest": 99}),
             ("memory_session_start", {"agent": "no spaces", "project_id": "shop"}),
             ("memory_session_finish", {"session_id": "ses-404", "handoff": "x"}),
+            ("memory_claim", {"agent": "no spaces"}),
+            ("memory_release", {"agent": "a", "task_id": "cap-404"}),
             # rules about the request as a whole: details[].field is null
             ("memory_relate", {}),
             ("memory_update", {"id": "cap-2"}),
@@ -325,10 +339,18 @@ def test_every_result_and_tool_error_meets_the_tools_output_schema(connect):
     for name, result in results:
         errors += bool(result.is_error)
         jsonschema.validate(body_of(result), schemas[name])
-    assert [name for name, result in results if result.is_error] == [name for name, _ in results[-15:]], \
+    assert [name for name, result in results if result.is_error] == [name for name, _ in results[-17:]], \
         [body_of(result) for _, result in results if result.is_error][:3]
     pack = body_of(results[6][1])
     assert pack["ready"]["state"] == "cycle"
+    ok = [body_of(result) for name, result in results
+          if name in ("memory_claim", "memory_release") and not result.is_error]
+    assert ok[0]["claimed"]["id"] == "cap-3" and ok[0]["renewed"] is False
+    assert (ok[1]["claimed"], ok[1]["reason"]) == (None, "all_held")
+    assert (ok[2]["task_id"], ok[2]["released"]) == ("cap-3", True)
+    assert (ok[3]["claimed"], ok[3]["reason"]) == (None, "nothing_ready")
+    held_pack = body_of(results[[name for name, _ in results].index("memory_claim") + 1][1])
+    assert held_pack["ready"]["next_action"]["held"] == {"lease_until": ok[0]["claimed"]["lease_until"]}
 
 
 def test_get_and_delete_on_mcp_are_405_so_idle_agents_hold_no_slot(db):

@@ -28,6 +28,8 @@ from typing import Any
 import pytest
 
 from graphsvc.clock import fixed_clock
+from graphsvc.errors import Conflict, NotFound
+from graphsvc.store.idempotency import IdempotencyKey
 from graphsvc.service import GraphService
 from graphsvc.store.warmup import warm_write_plans
 
@@ -66,8 +68,10 @@ class Agent:
         for capsule_id, item in zip(self.service.ingest({"items": items})["ids"], items):
             (self.tasks if item["kind"] == "task" else self.others).append(capsule_id)
 
-    def pack(self, fence: int, terms: list[str], budget: int) -> None:
+    def pack(self, fence: int, terms: list[str], budget: int, agent: str | None = None) -> None:
         body: dict[str, Any] = {"token_budget": budget}
+        if agent is not None:
+            body["agent"] = agent
         if fence in (1, 3):
             body["project_id"] = self.rng.choice(PROJECTS)
         if fence in (2, 3):
@@ -86,6 +90,28 @@ class Agent:
         self.service.update(self.rng.choice(self.others), {"tier": "stale",
                                                            "valid_to": (NOW + timedelta(days=2)).isoformat()})
         self.service.tombstone([self.others.pop(self.rng.randrange(len(self.others)))])
+
+    def claims(self, count: int) -> None:
+        """Claims (SPEC §12) of every shape: by fence, terms and task id, renewals, refusals, releases."""
+        for n in range(count):
+            body: dict[str, Any] = {"agent": f"agent-{self.rng.randrange(4)}", "lease_s": self.rng.choice([10, 900])}
+            if n % 3 == 1:
+                body["project_prefix"] = self.rng.choice(PROJECTS).split("/")[0]
+            if n % 3 == 2:
+                body["task_id"] = self.rng.choice(self.tasks)
+            if n % 2:
+                body["terms"] = self.terms(n % 4 + 1, 1)
+            # with a key, the pack statements run after the key's write: a plan of their own (warm-up)
+            key = IdempotencyKey.parse(f"claim-{self.rng.random()}", caller="", field="Idempotency-Key") \
+                if n % 4 == 3 else None
+            try:
+                self.service.claim(body, idempotency=key)
+            except (Conflict, NotFound):
+                pass
+            try:
+                self.service.release({"agent": body["agent"], "task_id": self.rng.choice(self.tasks)})
+            except Conflict:
+                pass
 
     def reads(self, ids: int, limit: int) -> None:
         self.service.get(self.rng.sample(self.tasks, ids))
@@ -138,6 +164,8 @@ def test_no_request_shape_makes_neo4j_plan_again(db):
             agent.pack(fence, agent.terms(1, 1), 1500)
         agent.writes(1)
         agent.reads(1, 1)
+        agent.claims(8)  # the fourth and the eighth take an idempotency key, the eighth with a fence
+        agent.pack(0, [], 1500, agent="agent-1")
     agent.ingest(60)  # one large batch too (its tally update compiled once more, in 2-9 ms, on first use)
 
     try:
@@ -156,6 +184,9 @@ def test_no_request_shape_makes_neo4j_plan_again(db):
             agent.ingest(size)
             agent.writes(edges=size)
             agent.reads(ids=min(size, 12), limit=size * 8)
+            agent.claims(size)
+            for fence in range(4):
+                agent.pack(fence, agent.terms(size % 5, 1), 1500, agent=f"agent-{size % 4}")
     finally:
         db._driver.execute_query("CALL db.stats.stop('QUERIES')")
     planned = compiles(db)

@@ -20,6 +20,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--project-prefix", default=None, help="subtree fence: 'nott' covers nott and nott/x")
     parser.add_argument("--terms", nargs="*", default=None, metavar="TERM", help="raw caller-expanded terms (re-rank only)")
     parser.add_argument("--token-budget", type=int, default=None, help="token budget for the whole pack (default 1500)")
+    parser.add_argument("--agent", default=None,
+                        help="who asks (SPEC §12): its claimed tasks first, tasks other agents claimed left out")
     parser.add_argument("--now", default=None, help="pin the clock (ISO-8601 with offset) for a reproducible pack")
     parser.add_argument("--compact", action="store_true",
                         help="print the canonical compact body (byte for byte what HTTP returns) instead of pretty JSON")
@@ -29,7 +31,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def request_body(args: argparse.Namespace) -> dict[str, Any]:
     """Only the options given, so the service applies its own defaults and rules."""
     body: dict[str, Any] = {}
-    for name in ("project_id", "project_prefix", "terms", "token_budget"):
+    for name in ("project_id", "project_prefix", "terms", "token_budget", "agent"):
         value = getattr(args, name)
         if value is not None:
             body[name] = value

@@ -18,6 +18,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--project-prefix", default=None, help="subtree fence: 'nott' covers nott and nott/x")
     parser.add_argument("--newest", type=int, default=None, help="how many newest live capsules (0-20, default 5)")
     parser.add_argument("--token-budget", type=int, default=None, help="token budget for the whole digest (default 1500)")
+    parser.add_argument("--agent", default=None,
+                        help="who asks (SPEC §12): its claimed tasks first, tasks other agents claimed left out")
     parser.add_argument("--now", default=None, help="pin the clock (ISO-8601 with offset) for a reproducible digest")
     parser.add_argument("--compact", action="store_true",
                         help="print the canonical compact body (byte for byte what HTTP returns) instead of pretty JSON")
@@ -25,7 +27,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def request_body(args: argparse.Namespace) -> dict[str, Any]:
-    return {name: getattr(args, name) for name in ("project_id", "project_prefix", "newest", "token_budget")
+    return {name: getattr(args, name) for name in ("project_id", "project_prefix", "newest", "token_budget", "agent")
             if getattr(args, name) is not None}
 
 

@@ -18,7 +18,8 @@ from graphsvc import telemetry
 from graphsvc.errors import ServiceError, Unavailable, with_request_id
 from graphsvc.surfaces.mcp import McpHttpEndpoint
 from graphsvc.service import GraphService
-from graphsvc.surfaces.http import bootstrap_routes, capsule_routes, key_routes, recall_routes, session_routes
+from graphsvc.surfaces.http import (bootstrap_routes, capsule_routes, claim_routes, key_routes, recall_routes,
+                                    session_routes)
 from graphsvc.config import Settings
 from graphsvc.surfaces.deadline import RequestDeadline
 from graphsvc.surfaces.http.access_log import AccessLogMiddleware
@@ -35,7 +36,7 @@ log = logging.getLogger(__name__)
 
 DEFAULT_MAX_INFLIGHT = Settings.model_fields["graphsvc_max_inflight"].default
 
-ROUTE_MODULES = [capsule_routes, bootstrap_routes, recall_routes, session_routes, key_routes]
+ROUTE_MODULES = [capsule_routes, bootstrap_routes, recall_routes, session_routes, claim_routes, key_routes]
 
 #: What each step /readyz may wait for means (GraphService.waiting_for).
 NOT_READY = {
@@ -60,7 +61,8 @@ BASE_OPERATIONS = [
     Operation("POST", "/mcp", "MCP streamable HTTP endpoint (JSON-RPC; the same memory tools)",
               description="Speak MCP here with an MCP client; tools: memory_bootstrap, memory_get, memory_ingest, "
               "memory_relate, memory_update, memory_tombstone, memory_list, memory_retrieve, memory_digest, "
-              "memory_alias, memory_aliases, memory_session_start, memory_session_finish.",
+              "memory_alias, memory_aliases, memory_session_start, memory_session_finish, memory_claim, "
+              "memory_release.",
               request_schema={"type": "object"}, error_statuses=(401,), reads_body=False),
 ]
 
