@@ -43,7 +43,7 @@ from graphsvc.store import blocks_order
 from graphsvc.store.db import run
 
 #: The schema this code writes and reads; `graphsvc migrate` brings older stores to it.
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 #: Lucene's whitespace analyzer ends a term at 255 UTF-16 units and indexes the rest of a longer
 #: token as further terms. Stored plainly, a piece such as the "bug" of 255 letters + "bug" would

@@ -23,18 +23,23 @@ A v2 store becomes v3 by the same page rewrite: `maintain.refresh` sets each cap
 and moves the tallies (idempotent: a page done twice moves nothing the second time). A v3 store
 becomes v4 by a lighter page walk: only capsules holding a token past Lucene's 255 UTF-16 units
 are refolded (their tokens are stored marked, graphsvc.store.maintain.stored_token), under each
-node's lock and only if its text is still what was read; nothing else is written.
+node's lock and only if its text is still what was read; nothing else is written. A v4 store
+becomes v5 without a page walk (`one_term_index`): the one full-text index over every capsule is
+created and awaited online, then v4's five per kind family are dropped.
+
+`verify` also checks the full-text index set against cypher/schema.cypher.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from neo4j import ManagedTransaction
 
 from graphsvc.core.order import from_scratch
-from graphsvc.store import maintain
+from graphsvc.store import cypher, maintain
 from graphsvc.store.db import Database, run
 
 PAGE = 5000
@@ -96,6 +101,33 @@ def _mark_long_tokens_page(tx: ManagedTransaction, after: int) -> tuple[int, int
         after = page[-1]["seq"]
     run(tx, "maintain/set_schema_version", changes={"pages_after": after})
     return len(page), after
+
+
+def term_index_problems(db: Database) -> list[str]:
+    """How the store's full-text indexes differ from the ones cypher/schema.cypher creates ([] = none)."""
+    wanted = re.findall(r"CREATE FULLTEXT INDEX (\w+)", cypher.load("schema"))
+    found = {r["name"]: r["state"] for r in db.query("maintain/fulltext_indexes")}
+    problems = [f"full-text index {name} is missing" for name in wanted if name not in found]
+    problems += [f"full-text index {name} is {found[name]}, not ONLINE" for name in wanted
+                 if name in found and found[name] != "ONLINE"]
+    problems += [f"full-text index {name} is not in the schema" for name in sorted(set(found) - set(wanted))]
+    return problems
+
+
+def one_term_index(db: Database) -> None:
+    """v4 -> v5: the one full-text index `capsule_terms` instead of v4's five, one per kind family.
+
+    Each index a transaction touches costs Lucene a refresh at commit (~10 ms of Neo4j CPU), so an
+    ingest of mixed kinds paid it up to five times. The schema creates `capsule_terms` (idempotent,
+    then awaited online with a bound); v4's indexes are dropped only once it is online, so packs with
+    terms never lack an index. Every statement is idempotent: an interrupted step is simply redone.
+    """
+    db.apply_schema()
+    waiting = [problem for problem in term_index_problems(db) if "not in the schema" not in problem]
+    if waiting:
+        raise RuntimeError(f"{'; '.join(waiting)}: v4's term indexes stay until it is online; "
+                           "run `graphsvc migrate` again once it is")
+    db.apply_schema("maintenance/drop_kind_term_indexes")
 
 
 def _read_dag(tx: ManagedTransaction) -> tuple[dict[int, int | None], dict[int, dict[int, bool]]]:
@@ -179,18 +211,20 @@ def migrate(db: Database, progress: Progress | None = None) -> dict[str, Any]:
     # version's fields (every page rewrite is idempotent, so redoing them costs time only).
     after = (state["pages_after"] or 0) if state["migrating_to"] == maintain.SCHEMA_VERSION else 0
     done = 0
+    version = state["version"] or 1
     # From v3 only long tokens change form; older stores get every maintained field (and the order).
-    only_tokens = state["version"] == 3
+    only_tokens = version == 3
     with db.longer_timeout():
-        while True:
+        while version < 4:
             count, after = db.write(lambda tx: (_mark_long_tokens_page if only_tokens else _migrate_page)(tx, after))
             done += count
             if progress and count:
                 progress(count)
             if count < PAGE:
                 break
-        if not only_tokens:
+        if version < 3:
             _order_again(db)
+        one_term_index(db)
     db.write(lambda tx: (run(tx, "order/lock"),  # the lock node exists before the first BLOCKS insertion
                          run(tx, "maintain/set_schema_version", changes={
                              "version": maintain.SCHEMA_VERSION, "migrating_to": None, "pages_after": None})))
@@ -206,10 +240,12 @@ class Drift:
     order: list[str] = field(default_factory=list)
     #: "section|project_id" keys whose stored tally differs from the recount of their capsules
     tallies: list[str] = field(default_factory=list)
+    #: how the full-text indexes differ from the schema's (term_index_problems)
+    indexes: list[str] = field(default_factory=list)
 
     @property
     def clean(self) -> bool:
-        return not self.fields and not self.order and not self.tallies
+        return not self.fields and not self.order and not self.tallies and not self.indexes
 
     def add(self, name: str, capsule_id: str) -> None:
         self.fields.setdefault(name, []).append(capsule_id)
@@ -281,4 +317,7 @@ def verify(db: Database, repair: bool = False, progress: Progress | None = None)
         drift.tallies = _tally_drift(db)  # after the page repairs, which move tallies themselves
         if repair and drift.tallies:
             db.write(lambda tx: _recount(tx, drift.tallies))
+        drift.indexes = term_index_problems(db)
+        if repair and drift.indexes:
+            one_term_index(db)
     return drift

@@ -652,7 +652,7 @@ def test_migrate_marks_the_long_tokens_of_a_v3_store_and_nothing_else(db):
         describe_drift(db, before)
     # The drift is what it costs: "bug" matches the v3 tokens' second Lucene piece.
     found = db._driver.execute_query(
-        "CALL db.index.fulltext.queryNodes('decision_terms', 'tokens:bug') YIELD node RETURN collect(node.id) AS ids")
+        "CALL db.index.fulltext.queryNodes('capsule_terms', 'tokens:bug') YIELD node RETURN collect(node.id) AS ids")
     assert long_ids[0] in found.records[0]["ids"]
 
     unchanged = {r["id"]: r["tokens"] for r in db._driver.execute_query(
@@ -668,7 +668,7 @@ def test_migrate_marks_the_long_tokens_of_a_v3_store_and_nothing_else(db):
     marked = db._driver.execute_query("MATCH (c:Capsule) WHERE c.id IN $ids RETURN c.tokens AS tokens", ids=long_ids)
     assert all(stored_token(LONG) in r["tokens"] and LONG not in r["tokens"] for r in marked.records)
     found = db._driver.execute_query(
-        "CALL db.index.fulltext.queryNodes('decision_terms', 'tokens:bug') YIELD node RETURN collect(node.id) AS ids")
+        "CALL db.index.fulltext.queryNodes('capsule_terms', 'tokens:bug') YIELD node RETURN collect(node.id) AS ids")
     assert found.records[0]["ids"] == []
 
 
