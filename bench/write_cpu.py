@@ -108,8 +108,9 @@ def measure(ops: dict[str, Callable[[], Any]], pid: int, calls: int, rounds: int
     """Per op: the median over rounds of Neo4j CPU ms and wall ms per call (ops interleaved per round)."""
     cpu: dict[str, list[float]] = {name: [] for name in ops}
     wall: dict[str, list[float]] = {name: [] for name in ops}
-    for name, op in ops.items():  # plans compiled and caches warm before the first round
-        op()
+    for name, op in ops.items():  # plans compiled, JIT and caches warm: one unmeasured round
+        for _ in range(calls):
+            op()
     for _ in range(rounds):
         for name, op in ops.items():
             used, began = cpu_seconds(pid), time.perf_counter()
