@@ -103,10 +103,15 @@ def _mark_long_tokens_page(tx: ManagedTransaction, after: int) -> tuple[int, int
     return len(page), after
 
 
+def _term_indexes(db: Database) -> tuple[list[str], dict[str, str]]:
+    """The full-text indexes cypher/schema.cypher creates, and the store's full-text indexes with their state."""
+    wanted = re.findall(r"CREATE FULLTEXT INDEX (\w+)", cypher.load("schema"))
+    return wanted, {r["name"]: r["state"] for r in db.query("maintain/fulltext_indexes")}
+
+
 def term_index_problems(db: Database) -> list[str]:
     """How the store's full-text indexes differ from the ones cypher/schema.cypher creates ([] = none)."""
-    wanted = re.findall(r"CREATE FULLTEXT INDEX (\w+)", cypher.load("schema"))
-    found = {r["name"]: r["state"] for r in db.query("maintain/fulltext_indexes")}
+    wanted, found = _term_indexes(db)
     problems = [f"full-text index {name} is missing" for name in wanted if name not in found]
     problems += [f"full-text index {name} is {found[name]}, not ONLINE" for name in wanted
                  if name in found and found[name] != "ONLINE"]
@@ -119,11 +124,13 @@ def one_term_index(db: Database) -> None:
 
     Each index a transaction touches costs Lucene a refresh at commit (~10 ms of Neo4j CPU), so an
     ingest of mixed kinds paid it up to five times. The schema creates `capsule_terms` (idempotent,
-    then awaited online with a bound); v4's indexes are dropped only once it is online, so packs with
-    terms never lack an index. Every statement is idempotent: an interrupted step is simply redone.
+    then awaited online with a bound); v4's indexes are dropped only once it is online, so a v5 pack
+    with terms never lacks its index. Every statement is idempotent: an interrupted step is redone.
     """
     db.apply_schema()
-    waiting = [problem for problem in term_index_problems(db) if "not in the schema" not in problem]
+    wanted, found = _term_indexes(db)
+    waiting = [f"full-text index {name} is {found.get(name, 'missing')}" for name in wanted
+               if found.get(name) != "ONLINE"]
     if waiting:
         raise RuntimeError(f"{'; '.join(waiting)}: v4's term indexes stay until it is online; "
                            "run `graphsvc migrate` again once it is")
