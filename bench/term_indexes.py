@@ -14,7 +14,7 @@ from graphsvc.store.db import Database
 
 
 def rebuild_term_indexes(db: Database) -> float:
-    """Drop and recreate the `*_terms` indexes, waiting until they are online; the seconds it took."""
+    """Drop and recreate the full-text term index, waiting until it is online; the seconds it took."""
     began = time.perf_counter()
     db.apply_schema("maintenance/drop_term_indexes")
     db.apply_schema()

@@ -60,23 +60,17 @@ FOR (c:Capsule) ON (c.counted, c.project_id, c.updated_at);
 // ... and with terms, the rows covering at least one term token (the only rows terms can lift
 // above that order) are found through the maintained folded `tokens` (a list of strings: the
 // whitespace analyzer keeps each folded token one term, split only past Lucene's 255-char token limit).
+// Schema v5: ONE full-text index holds every capsule; a query names its kinds with a required
+// `kind` clause (graphsvc.store.bootstrap.kind_clause: `kind` never changes, so it costs no index
+// update). Lucene refreshes each index a transaction changed when it commits, ~10 ms of Neo4j CPU
+// per index touched, so one index instead of one per kind family (v4's constraint_terms,
+// decision_terms, failure_pattern_terms, task_terms, other_terms, dropped by `graphsvc migrate`)
+// makes an ingest of mixed kinds pay that once. Not eventually consistent: a pack reads its writes.
 // The index also holds `project_id`, so a fenced pack's query names the fence's projects and Lucene
 // returns only the fence's rows (a project id is at most 200 characters, one with whitespace is
 // split into terms and matched as a phrase, a superset the statement filters).
-CREATE FULLTEXT INDEX constraint_terms IF NOT EXISTS
-FOR (c:Constraint) ON EACH [c.tokens, c.project_id]
-OPTIONS {indexConfig: {`fulltext.analyzer`: 'whitespace'}};
-
-CREATE FULLTEXT INDEX decision_terms IF NOT EXISTS
-FOR (c:Decision) ON EACH [c.tokens, c.project_id]
-OPTIONS {indexConfig: {`fulltext.analyzer`: 'whitespace'}};
-
-CREATE FULLTEXT INDEX failure_pattern_terms IF NOT EXISTS
-FOR (c:FailurePattern) ON EACH [c.tokens, c.project_id]
-OPTIONS {indexConfig: {`fulltext.analyzer`: 'whitespace'}};
-
-CREATE FULLTEXT INDEX task_terms IF NOT EXISTS
-FOR (c:Task|Epic) ON EACH [c.tokens, c.project_id]
+CREATE FULLTEXT INDEX capsule_terms IF NOT EXISTS
+FOR (c:Capsule) ON EACH [c.tokens, c.project_id, c.kind]
 OPTIONS {indexConfig: {`fulltext.analyzer`: 'whitespace'}};
 
 // Replaced by the indexes above (a store written before them drops them here).
@@ -128,12 +122,6 @@ FOR (c:Capsule) ON (c.counted, c.project_id, c.valid_to);
 
 // Replaced by the one above (the store-wide seek read every expired capsule of the store).
 DROP INDEX capsule_counted_valid_to IF EXISTS;
-
-// memory_retrieve (SPEC §8) matches every kind through the `*_terms` indexes above; the kinds no
-// pack section reads are indexed here, so each capsule is still in exactly one full-text index.
-CREATE FULLTEXT INDEX other_terms IF NOT EXISTS
-FOR (c:Fact|Procedure|Doc|Capability|Brainstorm|Handoff) ON EACH [c.tokens, c.project_id]
-OPTIONS {indexConfig: {`fulltext.analyzer`: 'whitespace'}};
 
 // Taught aliases (SPEC §10, graphsvc.store.aliases): one (:Alias) node per term and scope, `key` =
 // scope + '|' + term, `scope` = its project_prefix or '' for the whole store. A retrieve reads the

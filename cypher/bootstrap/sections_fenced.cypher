@@ -1,10 +1,10 @@
-// memory_bootstrap read side (SPEC §2-§4), schema v4: the ranked sections of a fenced pack
+// memory_bootstrap read side (SPEC §2-§4), schema v5: the ranked sections of a fenced pack
 // ($arg.project_id and/or $arg.project_prefix), after bootstrap/head.cypher gave the fence's projects.
 // The whole store (no fence) has bootstrap/sections_store.cypher, which reads the store-wide
 // indexes instead.
 //
 // ONE section block, written once, serves every section: `UNWIND $arg.sections` names each
-// section's maintained `counted` value, full-text index, whether expired rows drop out, and its cap
+// section's maintained `counted` value, full-text kind clause, whether expired rows drop out, and its cap
 // (graphsvc.store.bootstrap.SECTIONS). A pack runs this statement twice in its read transaction:
 // once for the constraints, whose rows are bounded by the token budget ($arg.top large, then
 // trimmed by least cost), once for ready, decisions and traps, whose rows are capped ($arg.top =
@@ -28,8 +28,9 @@
 // the rows from the floor on (all rows updated at/after $arg.now rank as $arg.now, so they are in)
 // hold that top k with its boundary ties whole.
 // With terms, rows holding a term token rank above those. $arg.rank_query is a Lucene query over the
-// kind's full-text `*_terms` index whose score IS that coverage (constant-score clauses,
-// graphsvc.store.bootstrap.rank_query); here it also requires one of the fence's project ids.
+// full-text `capsule_terms` index whose score IS that coverage (constant-score clauses,
+// graphsvc.store.bootstrap.rank_query); here it also requires one of the fence's project ids and
+// one of the section's kinds (s.kinds), both at weight 0 so the score stays the coverage.
 // Lucene returns rows best first, so the k-th best score among live rows (the "cut") costs k rows,
 // and only the rows scoring at or above it are read (ties at the cut whole): the cut's entry of
 // $arg.at_least, a query matching exactly those rows, is added as a zero-weight clause (without it
@@ -41,7 +42,8 @@
 // the full key.
 //
 // Parameters:
-//   $arg.sections                     [{name, counted, index, live, cap}]: live = expired rows drop out,
+//   $arg.sections                     [{name, counted, kinds, live, cap}]: kinds = the Lucene clause naming
+//                                     the section's kinds (graphsvc.store.bootstrap.kind_clause), live = expired rows drop out,
 //                                     cap = the rows the section can show (null: the budget alone bounds them)
 //   $arg.top                          rows each section reads and ranks (the LIMIT of this run)
 //   $arg.fence_projects               the fence's projects holding listed capsules (bootstrap/head.cypher)
@@ -73,7 +75,7 @@ CALL (s, fence_projects, fence_clauses) {
   CALL (s, fence_projects, fence_clauses) {
     UNWIND CASE WHEN $arg.rank_query IS NULL THEN [] ELSE fence_clauses END AS in_fence
     CALL (s, fence_projects, in_fence) {
-      CALL db.index.fulltext.queryNodes(s.index, '+(' + $arg.rank_query + ') +(' + in_fence + ')^0') YIELD node AS c, score
+      CALL db.index.fulltext.queryNodes('capsule_terms', '+(' + $arg.rank_query + ') +(' + in_fence + ')^0 +(' + s.kinds + ')^0') YIELD node AS c, score
       WHERE c.project_id IN fence_projects AND c.counted = s.counted AND (NOT s.live OR c.valid_to IS NULL OR c.valid_to > $arg.now)
       AND (c.lease_until IS NULL OR c.lease_until <= $arg.now)
       WITH c, score LIMIT $arg.top
@@ -104,14 +106,14 @@ CALL (s, fence_projects, fence_clauses) {
     RETURN c, 0.0 AS score
     UNION ALL
     UNWIND CASE WHEN $arg.rank_query IS NULL OR cut IS NULL THEN [] ELSE fence_clauses END AS in_fence
-    CALL db.index.fulltext.queryNodes(s.index, '+(' + $arg.rank_query + ') +(' + in_fence + ')^0' + coalesce(' +(' + [q IN $arg.at_least WHERE q[0] = cut | q[1]][0] + ')^0', '')) YIELD node AS c, score
+    CALL db.index.fulltext.queryNodes('capsule_terms', '+(' + $arg.rank_query + ') +(' + in_fence + ')^0 +(' + s.kinds + ')^0' + coalesce(' +(' + [q IN $arg.at_least WHERE q[0] = cut | q[1]][0] + ')^0', '')) YIELD node AS c, score
     WHERE score >= cut AND c.project_id IN fence_projects AND c.counted = s.counted AND (NOT s.live OR c.valid_to IS NULL OR c.valid_to > $arg.now)
       AND (c.lease_until IS NULL OR c.lease_until <= $arg.now)
     RETURN c, score
     UNION ALL
     UNWIND CASE WHEN $arg.rank_query IS NULL AND size($arg.tokens) > 0 THEN fence_clauses ELSE [] END AS in_fence
     UNWIND $arg.token_queries AS token_query
-    CALL db.index.fulltext.queryNodes(s.index, '+' + token_query + ' +(' + in_fence + ')') YIELD node AS c
+    CALL db.index.fulltext.queryNodes('capsule_terms', '+' + token_query + ' +(' + in_fence + ') +(' + s.kinds + ')') YIELD node AS c
     WHERE c.project_id IN fence_projects AND c.counted = s.counted AND (NOT s.live OR c.valid_to IS NULL OR c.valid_to > $arg.now)
       AND (c.lease_until IS NULL OR c.lease_until <= $arg.now)
     WITH c, [t IN $arg.tokens WHERE t IN c.tokens] AS hit

@@ -1,8 +1,9 @@
-// memory_bootstrap read side (SPEC §2-§4), schema v4: the ranked sections of the whole store's pack
+// memory_bootstrap read side (SPEC §2-§4), schema v5: the ranked sections of the whole store's pack
 // (no fence), after bootstrap/head.cypher. The same section block, ranking key, cut and floor as
 // bootstrap/sections_fenced.cypher (its header says how and why), run the same two ways (constraints;
 // then ready, decisions and traps), but read from the store-wide indexes: the floor from the
-// Capsule(counted, updated_at) index, the cut from the kind's full-text index without project clauses.
+// Capsule(counted, updated_at) index, the cut from the full-text index without project clauses (the
+// section's kind clause only).
 //
 // Rows under a live lease (SPEC §12) are skipped, as in bootstrap/sections_fenced.cypher.
 // Parameters: those of bootstrap/sections_fenced.cypher, without $arg.fence_projects and
@@ -11,7 +12,7 @@ UNWIND $arg.sections AS s
 CALL (s) {
   CALL (s) {
     UNWIND CASE WHEN $arg.rank_query IS NULL THEN [] ELSE [$arg.rank_query] END AS rank_query
-    CALL db.index.fulltext.queryNodes(s.index, rank_query) YIELD node AS c, score
+    CALL db.index.fulltext.queryNodes('capsule_terms', '+(' + rank_query + ') +(' + s.kinds + ')^0') YIELD node AS c, score
     WHERE c.counted = s.counted AND (NOT s.live OR c.valid_to IS NULL OR c.valid_to > $arg.now)
       AND (c.lease_until IS NULL OR c.lease_until <= $arg.now)
     WITH score LIMIT $arg.top
@@ -35,14 +36,14 @@ CALL (s) {
       AND (c.lease_until IS NULL OR c.lease_until <= $arg.now)
     RETURN c, 0.0 AS score
     UNION ALL
-    UNWIND CASE WHEN $arg.rank_query IS NULL OR cut IS NULL THEN [] ELSE ['+(' + $arg.rank_query + ')' + coalesce(' +(' + [q IN $arg.at_least WHERE q[0] = cut | q[1]][0] + ')^0', '')] END AS at_cut
-    CALL db.index.fulltext.queryNodes(s.index, at_cut) YIELD node AS c, score
+    UNWIND CASE WHEN $arg.rank_query IS NULL OR cut IS NULL THEN [] ELSE ['+(' + $arg.rank_query + ') +(' + s.kinds + ')^0' + coalesce(' +(' + [q IN $arg.at_least WHERE q[0] = cut | q[1]][0] + ')^0', '')] END AS at_cut
+    CALL db.index.fulltext.queryNodes('capsule_terms', at_cut) YIELD node AS c, score
     WHERE score >= cut AND c.counted = s.counted AND (NOT s.live OR c.valid_to IS NULL OR c.valid_to > $arg.now)
       AND (c.lease_until IS NULL OR c.lease_until <= $arg.now)
     RETURN c, score
     UNION ALL
     UNWIND CASE WHEN $arg.rank_query IS NULL AND size($arg.tokens) > 0 THEN $arg.token_queries ELSE [] END AS token_query
-    CALL db.index.fulltext.queryNodes(s.index, token_query) YIELD node AS c
+    CALL db.index.fulltext.queryNodes('capsule_terms', '+(' + token_query + ') +(' + s.kinds + ')') YIELD node AS c
     WHERE c.counted = s.counted AND (NOT s.live OR c.valid_to IS NULL OR c.valid_to > $arg.now)
       AND (c.lease_until IS NULL OR c.lease_until <= $arg.now)
     WITH c, [t IN $arg.tokens WHERE t IN c.tokens] AS hit

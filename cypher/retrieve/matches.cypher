@@ -1,8 +1,8 @@
 // memory_retrieve (SPEC §8): the raw matches of a request's groups, in ONE statement and one row.
-// Candidates come from the full-text `*_terms` indexes over the maintained folded `tokens` (one
-// index per kind family, $arg.indexes as the request's kinds need them): each of $arg.queries ORs
-// the request's alternatives, an alternative being one token set of a group (the caller's term or
-// one of its aliases) whose tokens are all required. The match is then decided HERE from the
+// Candidates come from the full-text `capsule_terms` index over the maintained folded `tokens`:
+// each of $arg.queries ORs the request's alternatives, an alternative being one token set of a group
+// (the caller's term or one of its aliases) whose tokens are all required, and requires the
+// request's kinds and exact project when it names them. The match is then decided HERE from the
 // stored tokens (`all(t IN alt.tokens WHERE t IN c.tokens)`), so Lucene only finds candidates.
 // Tombstoned capsules never match by text. Each live match gets the first eligibility rule it
 // fails (superseded, expired at $arg.now, archived) or none; only the eligible are ranked, with
@@ -12,9 +12,8 @@
 // The probe: $arg.probe_ids (terms that are exactly a capsule id) counts the tombstoned ones in
 // the fences and kinds.
 CALL () {
-  UNWIND $arg.indexes AS index_name
   UNWIND $arg.queries AS query
-  CALL db.index.fulltext.queryNodes(index_name, query) YIELD node
+  CALL db.index.fulltext.queryNodes('capsule_terms', query) YIELD node
   RETURN DISTINCT node AS c
 }
 WITH c

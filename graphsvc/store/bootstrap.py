@@ -31,8 +31,8 @@ fraction of a second each. Since schema v2 the statements read what the writes m
 * No section sorts its fence: the decay order comes from range indexes read in order up to the
   section's cap (plus the boundary's ties): `updated_at` with no fence, `(project_id, updated_at)`
   per project of a fence (its tallies list them). With terms the rows holding a term token come
-  from full-text indexes over the stored `tokens` and `project_id` (`token_queries`, and with a
-  fence its project ids); only their union is ranked.
+  from the full-text index over the stored `tokens`, `project_id` and `kind` (`token_queries`, the
+  section's `kind_clause`, and with a fence its project ids); only their union is ranked.
 
 * The fail-closed cycle check (SPEC §3): the writes keep a topological order of the BLOCKS graph
   in which every cycle contains an edge marked `closes_loop` (graphsvc.store.blocks_order). A fence
@@ -105,13 +105,14 @@ def _quoted(token: str) -> str:
 
 
 def token_queries(tokens: list[str]) -> list[str]:
-    """Lucene queries that together find, through the `*_terms` full-text indexes, every capsule holding any token.
+    """Lucene queries that together find, through the `capsule_terms` full-text index, every capsule holding any token.
 
     Each token is one quoted term of the `tokens` field (a phrase only where the whitespace
     analyzer splits a token past 255 UTF-16 units, as it split the indexed value; such a token
     arrives marked, graphsvc.store.maintain.stored_token, like the stored one), OR'ed, at most
     TOKENS_PER_QUERY per query. The field is named: the same index holds `project_id`, which a
-    fenced pack's query adds as a required clause (cypher/bootstrap/sections_fenced.cypher).
+    fenced pack's query adds as a required clause (cypher/bootstrap/sections_fenced.cypher), and
+    `kind`, which each section's query requires (`kind_clause`).
     Folded tokens are letters and digits (plus `~` marks in a long one; inside quotes Lucene's
     parser takes `~` literally), but quotes and backslashes are escaped all the same.
     No terms: no query ([]).
@@ -121,8 +122,11 @@ def token_queries(tokens: list[str]) -> list[str]:
             for start in range(0, len(quoted), TOKENS_PER_QUERY)]
 
 
-#: The most leaf clauses a ranking query may have: with PROJECTS_PER_QUERY project clauses, under 1024.
-RANK_CLAUSES = 1024 - PROJECTS_PER_QUERY
+#: The most kinds one query names in its `kind_clause` (the ready section's task and epic).
+KIND_CLAUSES = 2
+#: The most leaf clauses a ranking query may have: with PROJECTS_PER_QUERY project clauses and
+#: KIND_CLAUSES kind clauses, at most 1024.
+RANK_CLAUSES = 1024 - PROJECTS_PER_QUERY - KIND_CLAUSES
 #: Lucene's whitespace analyzer cuts tokens at 255 UTF-16 units: a longer token is not one indexed term.
 MAX_TERM_UNITS = 255
 
@@ -214,6 +218,17 @@ def _at_least_queries(term_sets: tuple[tuple[str, ...], ...], tokens: tuple[str,
                  if sum(map(len, sets)) <= budget)
 
 
+def kind_clause(kinds: Iterable[str]) -> str:
+    """The Lucene clause matching the capsules of these kinds in the `kind` field of `capsule_terms`.
+
+    Since schema v5 one full-text index holds every kind (cypher/schema.cypher: each index a
+    transaction touches costs a Lucene refresh when it commits), so a query names the kinds it
+    reads. A query requires this clause at weight 0 (`+(...)^0`): it filters, and adds nothing to
+    the coverage score. Kinds are quoted like tokens, sorted so one kind set is one string.
+    """
+    return "kind:(" + " ".join(_quoted(kind) for kind in sorted(set(kinds))) + ")"
+
+
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
 
@@ -275,15 +290,17 @@ def inputs_from_row(sections: Mapping[str, Any], loop_edges: int, whole_weight: 
 
 
 #: The ranked sections as the section statements read them: the maintained `counted` value that
-#: lists a capsule in the section, the full-text index of its kinds, whether expired rows drop out
-#: (traps are listed whatever their valid_to), and how many rows the pack can show (constraints: no
-#: count cap, SPEC §4; the budget bounds them).
-CONSTRAINTS = {"name": "constraints", "counted": "constraints", "index": "constraint_terms", "live": True,
+#: lists a capsule in the section, the full-text clause naming its kinds (`kind_clause`), whether
+#: expired rows drop out (traps are listed whatever their valid_to), and how many rows the pack can
+#: show (constraints: no count cap, SPEC §4; the budget bounds them).
+CONSTRAINTS = {"name": "constraints", "counted": "constraints", "kinds": kind_clause(["constraint"]), "live": True,
                "cap": None}
 CAPPED_SECTIONS = (
-    {"name": "ready", "counted": "ready", "index": "task_terms", "live": True, "cap": TOP_READY},
-    {"name": "decisions", "counted": "decisions", "index": "decision_terms", "live": True, "cap": SECTION_CAP},
-    {"name": "traps", "counted": "traps", "index": "failure_pattern_terms", "live": False, "cap": SECTION_CAP},
+    {"name": "ready", "counted": "ready", "kinds": kind_clause(["task", "epic"]), "live": True, "cap": TOP_READY},
+    {"name": "decisions", "counted": "decisions", "kinds": kind_clause(["decision"]), "live": True,
+     "cap": SECTION_CAP},
+    {"name": "traps", "counted": "traps", "kinds": kind_clause(["failure_pattern"]), "live": False,
+     "cap": SECTION_CAP},
 )
 SECTIONS = (CONSTRAINTS, *CAPPED_SECTIONS)
 

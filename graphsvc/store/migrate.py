@@ -27,18 +27,23 @@ node's lock and only if its text is still what was read; nothing else is written
 becomes v5 by a walk over the handoff capsules alone: each records the `agent` of the session that
 left it (graphsvc.store.sessions finds an agent's previous handoff on the capsules, which an export
 carries, and not through the sessions, which it does not). The walks from older versions record it
-on the handoffs of each page they rewrite. `verify` compares a handoff's agent with its session's.
+on the handoffs of each page they rewrite. `verify` compares a handoff's agent with its session's. v5 also
+swaps the term indexes without a page walk (`one_term_index`): the one full-text index over every
+capsule is created and awaited online, then v4's five per kind family are dropped.
+
+`verify` also checks the full-text index set against cypher/schema.cypher.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from neo4j import ManagedTransaction
 
 from graphsvc.core.order import from_scratch
-from graphsvc.store import maintain
+from graphsvc.store import cypher, maintain
 from graphsvc.store.db import Database, run
 
 PAGE = 5000
@@ -119,6 +124,40 @@ def _handoff_agents_page(tx: ManagedTransaction, after: int) -> tuple[int, int]:
         after = page[-1]["seq"]
     run(tx, "maintain/set_schema_version", changes={"pages_after": after})
     return len(page), after
+
+
+def _term_indexes(db: Database) -> tuple[list[str], dict[str, str]]:
+    """The full-text indexes cypher/schema.cypher creates, and the store's full-text indexes with their state."""
+    wanted = re.findall(r"CREATE FULLTEXT INDEX (\w+)", cypher.load("schema"))
+    return wanted, {r["name"]: r["state"] for r in db.query("maintain/fulltext_indexes")}
+
+
+def term_index_problems(db: Database) -> list[str]:
+    """How the store's full-text indexes differ from the ones cypher/schema.cypher creates ([] = none)."""
+    wanted, found = _term_indexes(db)
+    problems = [f"full-text index {name} is missing" for name in wanted if name not in found]
+    problems += [f"full-text index {name} is {found[name]}, not ONLINE" for name in wanted
+                 if name in found and found[name] != "ONLINE"]
+    problems += [f"full-text index {name} is not in the schema" for name in sorted(set(found) - set(wanted))]
+    return problems
+
+
+def one_term_index(db: Database) -> None:
+    """v4 -> v5: the one full-text index `capsule_terms` instead of v4's five, one per kind family.
+
+    Each index a transaction touches costs Lucene a refresh at commit (~10 ms of Neo4j CPU), so an
+    ingest of mixed kinds paid it up to five times. The schema creates `capsule_terms` (idempotent,
+    then awaited online with a bound); v4's indexes are dropped only once it is online, so a v5 pack
+    with terms never lacks its index. Every statement is idempotent: an interrupted step is redone.
+    """
+    db.apply_schema()
+    wanted, found = _term_indexes(db)
+    waiting = [f"full-text index {name} is {found.get(name, 'missing')}" for name in wanted
+               if found.get(name) != "ONLINE"]
+    if waiting:
+        raise RuntimeError(f"{'; '.join(waiting)}: v4's term indexes stay until it is online; "
+                           "run `graphsvc migrate` again once it is")
+    db.apply_schema("maintenance/drop_kind_term_indexes")
 
 
 def _read_dag(tx: ManagedTransaction) -> tuple[dict[int, int | None], dict[int, dict[int, bool]]]:
@@ -215,6 +254,7 @@ def migrate(db: Database, progress: Progress | None = None) -> dict[str, Any]:
                 break
         if page_walk is _migrate_page:
             _order_again(db)
+        one_term_index(db)
     db.write(lambda tx: (run(tx, "order/lock"),  # the lock node exists before the first BLOCKS insertion
                          run(tx, "maintain/set_schema_version", changes={
                              "version": maintain.SCHEMA_VERSION, "migrating_to": None, "pages_after": None})))
@@ -230,10 +270,12 @@ class Drift:
     order: list[str] = field(default_factory=list)
     #: "section|project_id" keys whose stored tally differs from the recount of their capsules
     tallies: list[str] = field(default_factory=list)
+    #: how the full-text indexes differ from the schema's (term_index_problems)
+    indexes: list[str] = field(default_factory=list)
 
     @property
     def clean(self) -> bool:
-        return not self.fields and not self.order and not self.tallies
+        return not self.fields and not self.order and not self.tallies and not self.indexes
 
     def add(self, name: str, capsule_id: str) -> None:
         self.fields.setdefault(name, []).append(capsule_id)
@@ -312,4 +354,7 @@ def verify(db: Database, repair: bool = False, progress: Progress | None = None)
         drift.tallies = _tally_drift(db)  # after the page repairs, which move tallies themselves
         if repair and drift.tallies:
             db.write(lambda tx: _recount(tx, drift.tallies))
+        drift.indexes = term_index_problems(db)
+        if repair and drift.indexes:
+            one_term_index(db)
     return drift

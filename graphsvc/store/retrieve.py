@@ -3,8 +3,8 @@
 Python builds the groups (graphsvc.core.retrieve.build_groups) from the request's terms and the
 aliases taught in the scopes enclosing the fence (graphsvc.store.aliases), and sends their token
 sets, in the form `tokens` stores them (graphsvc.store.maintain.stored_token), to
-`cypher/retrieve/matches.cypher`. That statement finds candidates through the full-text `*_terms`
-indexes, decides each match from the stored tokens, counts exclusions and eligible matches
+`cypher/retrieve/matches.cypher`. That statement finds candidates through the full-text
+`capsule_terms` index, decides each match from the stored tokens, counts exclusions and eligible matches
 exactly, ranks the eligible ones and ships only the first `limit`. Python names each shipped row's
 matched terms, ranks again with the same key and fills the budget (graphsvc.core.retrieve).
 Nothing is written: no counter, no log.
@@ -22,17 +22,10 @@ from graphsvc.core.candidates import Candidate
 from graphsvc.core.retrieve import Group, Match, RetrieveFound, RetrieveRequest, assemble_retrieve, build_groups, covers
 from graphsvc.models import RetrieveRequest as RetrieveInput
 from graphsvc.store.aliases import enclosing_scopes, read_pairs
-from graphsvc.store.bootstrap import RANK_CLAUSES, _quoted
+from graphsvc.store.bootstrap import RANK_CLAUSES, _quoted, kind_clause
 from graphsvc.store.db import Database, run
 from graphsvc.store.maintain import stored_token
 
-#: The full-text index holding each kind (cypher/schema.cypher): every capsule is in exactly one.
-KIND_INDEX = {
-    "constraint": "constraint_terms", "decision": "decision_terms", "failure_pattern": "failure_pattern_terms",
-    "task": "task_terms", "epic": "task_terms",
-    "fact": "other_terms", "procedure": "other_terms", "doc": "other_terms", "capability": "other_terms",
-    "brainstorm": "other_terms", "handoff": "other_terms",
-}
 _PROBE = re.compile(r"cap-[1-9][0-9]*")
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
@@ -51,12 +44,14 @@ def stored_groups(groups: list[Group]) -> list[Group]:
     return [Group(g.term, stored(g.own), tuple(stored(a) for a in g.aliases)) for g in groups]
 
 
-def lucene_queries(alternatives: list[list[str]], project_id: str | None) -> list[str]:
+def lucene_queries(alternatives: list[list[str]], project_id: str | None,
+                   kinds: list[str] | None = None) -> list[str]:
     """Queries that together find every capsule holding all tokens of at least one alternative.
 
     Each alternative is a group of required quoted terms; alternatives are OR'ed, as many per query
     as keep it under Lucene's clause limit. An exact project fence is a required clause as well, so
-    Lucene returns only that project's rows.
+    Lucene returns only that project's rows, and so are the request's kinds (`kind_clause`: one
+    index holds every kind). No kinds named: every kind, no clause.
     """
     queries: list[str] = []
     clauses: list[str] = []
@@ -71,6 +66,8 @@ def lucene_queries(alternatives: list[list[str]], project_id: str | None) -> lis
         queries.append(" ".join(clauses))
     if project_id is not None:
         queries = [f"+project_id:{_quoted(project_id)} +({query})" for query in queries]
+    if kinds is not None:
+        queries = [f"+({kind_clause(kinds)}) +({query})" for query in queries]
     return queries
 
 
@@ -82,8 +79,7 @@ def statement_parameters(request: RetrieveInput, groups: list[Group], now: datet
     every = sorted(frozenset().union(*(tokens for g in groups for tokens in g.token_sets)))
     return {
         "now": now, "limit": request.limit, "kinds": kinds,
-        "indexes": sorted({KIND_INDEX[kind] for kind in (kinds or KIND_INDEX)}),
-        "queries": lucene_queries([a["tokens"] for a in alternatives], request.project_id),
+        "queries": lucene_queries([a["tokens"] for a in alternatives], request.project_id, kinds),
         "alternatives": alternatives, "caller_tokens": caller, "all_tokens": every,
         "project_id": request.project_id, "project_prefix": request.project_prefix,
         "probe_ids": sorted({term for term in request.terms if _PROBE.fullmatch(term)}),

@@ -91,7 +91,8 @@ def describe_drift(db: Database, drift: Drift) -> str:
     stored, expected = maintained_state(db), recomputed_state(db)
     ids = sorted({capsule_id for ids in drift.fields.values() for capsule_id in ids},
                  key=lambda capsule_id: int(capsule_id.split("-")[1]))
-    lines = [f"maintained state drifted: fields={drift.fields} order={drift.order} tallies={drift.tallies}"]
+    lines = [f"maintained state drifted: fields={drift.fields} order={drift.order} tallies={drift.tallies} "
+             f"indexes={drift.indexes}"]
     for capsule_id in ids[:20]:
         lines.append(f"  {capsule_id}: stored={stored.get(capsule_id)} recomputed={expected.get(capsule_id)}")
     return "\n".join(lines)

@@ -26,7 +26,7 @@ MIXES = ["", "bug", "crash", "parser", "bug parser", "bug crash", "crash parser"
 
 def scores_by_query(db, query: str) -> dict[str, float]:
     records = db._driver.execute_query(
-        "CALL db.index.fulltext.queryNodes('decision_terms', $query) YIELD node, score RETURN node.id AS id, score",
+        "CALL db.index.fulltext.queryNodes('capsule_terms', $query) YIELD node, score RETURN node.id AS id, score",
         {"query": query}).records
     return {record["id"]: record["score"] for record in records}
 
@@ -110,7 +110,7 @@ def test_tokens_lucene_would_index_in_pieces_take_no_place_at_the_cut(db, fence)
     assert ids(pack["decisions"])[0] == real and len(pack["decisions"]) == 10
     assert pack == oracle_pack(db, request, NOW)
     assert db._driver.execute_query(
-        "CALL db.index.fulltext.queryNodes('decision_terms', 'tokens:bug') YIELD node RETURN collect(node.id) AS found"
+        "CALL db.index.fulltext.queryNodes('capsule_terms', 'tokens:bug') YIELD node RETURN collect(node.id) AS found"
     ).records[0]["found"] == [real]
 
 

@@ -38,7 +38,7 @@ def test_schema_replaces_the_indexes_an_older_store_has(db):
     replaced = {"decision_project", "decision_tokens", "decision_project_updated_at", "capsule_ready_updated_at"}
     assert not replaced & set(indexes)
     assert indexes["capsule_counted_project_updated_at"] == indexes["capsule_counted_updated_at"] == "ONLINE"
-    assert indexes["decision_terms"] == "ONLINE"
+    assert indexes["capsule_terms"] == "ONLINE"
 
 
 def test_nodes_written_over_bolt_are_read_back(db):

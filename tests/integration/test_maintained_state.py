@@ -693,7 +693,7 @@ def test_migrate_marks_the_long_tokens_of_a_v3_store_and_nothing_else(db):
         describe_drift(db, before)
     # The drift is what it costs: "bug" matches the v3 tokens' second Lucene piece.
     found = db._driver.execute_query(
-        "CALL db.index.fulltext.queryNodes('decision_terms', 'tokens:bug') YIELD node RETURN collect(node.id) AS ids")
+        "CALL db.index.fulltext.queryNodes('capsule_terms', 'tokens:bug') YIELD node RETURN collect(node.id) AS ids")
     assert long_ids[0] in found.records[0]["ids"]
 
     unchanged = {r["id"]: r["tokens"] for r in db._driver.execute_query(
@@ -709,7 +709,7 @@ def test_migrate_marks_the_long_tokens_of_a_v3_store_and_nothing_else(db):
     marked = db._driver.execute_query("MATCH (c:Capsule) WHERE c.id IN $ids RETURN c.tokens AS tokens", ids=long_ids)
     assert all(stored_token(LONG) in r["tokens"] and LONG not in r["tokens"] for r in marked.records)
     found = db._driver.execute_query(
-        "CALL db.index.fulltext.queryNodes('decision_terms', 'tokens:bug') YIELD node RETURN collect(node.id) AS ids")
+        "CALL db.index.fulltext.queryNodes('capsule_terms', 'tokens:bug') YIELD node RETURN collect(node.id) AS ids")
     assert found.records[0]["ids"] == []
 
 
@@ -741,3 +741,83 @@ def test_an_interrupted_v3_migration_resumes_and_one_another_version_left_restar
     db._driver.execute_query("MATCH (c:Capsule) WHERE c.id IN $ids SET c.tokens = [$long]", ids=long_ids, long=LONG)
     assert migrate(db)["capsules"] == len(total)
     assert_maintained(db, context="after restarting another version's migration")
+
+
+#: Schema v4's full-text term indexes (one per kind family) and the labels each held.
+V4_TERM_INDEXES = {"constraint_terms": "Constraint", "decision_terms": "Decision",
+                   "failure_pattern_terms": "FailurePattern", "task_terms": "Task|Epic",
+                   "other_terms": "Fact|Procedure|Doc|Capability|Brainstorm|Handoff"}
+
+
+def fulltext_index_names(db) -> set[str]:
+    return {r["name"] for r in db._driver.execute_query("SHOW FULLTEXT INDEXES YIELD name").records}
+
+
+def as_v4_left_the_indexes(db) -> None:
+    """The term indexes as schema v4 left a store: five, one per kind family, and no capsule_terms."""
+    run = db._driver.execute_query
+    run("DROP INDEX capsule_terms IF EXISTS")
+    for name, labels in V4_TERM_INDEXES.items():
+        run(f"CREATE FULLTEXT INDEX {name} IF NOT EXISTS FOR (c:{labels}) ON EACH [c.tokens, c.project_id] "
+            "OPTIONS {indexConfig: {`fulltext.analyzer`: 'whitespace'}}")
+    run("CALL db.awaitIndexes(60)")
+    run("MATCH (v:SchemaVersion {name: 'graphsvc'}) SET v.version = 4")
+
+
+#: Packs and retrieves over every section and kind, fenced and not, after the index swap.
+V5_PACKS = MIGRATION_REQUESTS + ({"terms": ["cafe"]}, {"project_prefix": "p", "terms": ["alpha beta", "gamma"]})
+V5_RETRIEVES = ({"terms": ["alpha"]}, {"terms": ["beta", "cafe"], "kinds": ["task", "epic"]},
+                {"terms": ["alpha"], "project_id": "p", "kinds": ["decision", "fact"]},
+                {"terms": ["alpha"], "project_prefix": "p", "kinds": ["failure_pattern"]})
+
+
+def test_migrate_replaces_v4s_five_term_indexes_with_one_and_answers_stay_exact(db):
+    now = T0 + timedelta(days=40)
+    write_v1_store(db, now)
+    migrate(db)
+    svc = GraphService(db, clock=fixed_clock(now))
+    retrieved = [svc.retrieve(dict(request)) for request in V5_RETRIEVES]
+    assert any(answer["results"] for answer in retrieved)
+    as_v4_left_the_indexes(db)
+    assert sorted(verify(db).indexes) == sorted(
+        ["full-text index capsule_terms is missing"]
+        + [f"full-text index {name} is not in the schema" for name in V4_TERM_INDEXES])
+
+    assert migrate(db) == {"from": 4, "to": SCHEMA_VERSION, "capsules": 0}
+    assert fulltext_index_names(db) == {"capsule_terms"}
+    assert_maintained(db, context="after the v4 -> v5 migration")
+    svc = GraphService(db, clock=fixed_clock(now))
+    assert_packs_match_oracle(svc, V5_PACKS, context="after v4 -> v5")
+    assert [svc.retrieve(dict(request)) for request in V5_RETRIEVES] == retrieved
+    assert migrate(db) == {"from": SCHEMA_VERSION, "to": SCHEMA_VERSION, "capsules": 0}
+
+
+def test_the_v5_step_keeps_v4s_indexes_until_the_new_one_is_online_and_resumes(db, monkeypatch):
+    now = T0 + timedelta(days=40)
+    write_v1_store(db, now)
+    migrate(db)
+    as_v4_left_the_indexes(db)
+    real_apply = db.apply_schema
+    # capsule_terms not online yet: as a schema that has not created it (awaiting it timed out).
+    monkeypatch.setattr(db, "apply_schema", lambda name="schema": None if name == "schema" else real_apply(name))
+    with pytest.raises(RuntimeError, match="capsule_terms is missing"):
+        migrate(db)
+    assert fulltext_index_names(db) == set(V4_TERM_INDEXES), "v4's indexes must stay while the new one is not online"
+    state = schema_state(db)
+    assert (state["version"], state["migrating_to"]) == (4, SCHEMA_VERSION)
+
+    monkeypatch.setattr(db, "apply_schema", real_apply)
+    assert migrate(db) == {"from": 4, "to": SCHEMA_VERSION, "capsules": 0}
+    assert fulltext_index_names(db) == {"capsule_terms"}
+    assert_packs_match_oracle(GraphService(db, clock=fixed_clock(now)), V5_PACKS, context="after the resumed v5 step")
+
+
+def test_verify_repair_restores_the_term_index(db):
+    now = T0 + timedelta(days=40)
+    write_v1_store(db, now)
+    migrate(db)
+    db._driver.execute_query("DROP INDEX capsule_terms")
+    assert verify(db).indexes == ["full-text index capsule_terms is missing"]
+    assert verify(db, repair=True).indexes == ["full-text index capsule_terms is missing"]  # what it found
+    assert verify(db).clean
+    assert_packs_match_oracle(GraphService(db, clock=fixed_clock(now)), V5_PACKS, context="after the repair")

@@ -43,7 +43,7 @@ def test_rebuilding_the_term_indexes_keeps_every_pack(db):
     rebuild_term_indexes(db)
 
     new = fulltext_indexes(db)
-    names = {"constraint_terms", "decision_terms", "failure_pattern_terms", "task_terms", "other_terms"}
+    names = {"capsule_terms"}
     assert set(new) == set(old) == names
     assert all(new[name][0] == "ONLINE" and new[name][1] != old[name][1] for name in names)
     assert [service.bootstrap(request) for request in requests] == before

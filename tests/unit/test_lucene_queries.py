@@ -10,9 +10,10 @@ from hypothesis import given, strategies as st
 
 from graphsvc.core.textmatch import term_token_sets
 from graphsvc.store.bootstrap import (
-    AT_LEAST_TOKENS, RANK_CLAUSES, at_least_queries, coverage_score, minimal_token_sets, rank_query,
-    term_parameters, token_queries, whole_weight,
+    AT_LEAST_TOKENS, KIND_CLAUSES, PROJECTS_PER_QUERY, RANK_CLAUSES, SECTIONS, at_least_queries, coverage_score,
+    kind_clause, minimal_token_sets, rank_query, term_parameters, token_queries, whole_weight,
 )
+from graphsvc.store.retrieve import lucene_queries
 
 
 def test_each_term_is_a_group_worth_more_than_every_token_together():
@@ -98,3 +99,21 @@ def test_a_capsule_matches_the_query_of_every_score_it_reaches_and_no_other(term
 
 def _subsets(tokens):
     return [[t for bit, t in enumerate(tokens) if mask >> bit & 1] for mask in range(1 << len(tokens))]
+
+
+def test_a_kind_clause_names_the_kinds_sorted_and_quoted():
+    assert kind_clause(["task", "epic", "task"]) == 'kind:("epic" "task")'
+    assert [s["kinds"] for s in SECTIONS] == ['kind:("constraint")', 'kind:("epic" "task")', 'kind:("decision")',
+                                              'kind:("failure_pattern")']
+
+
+def test_a_fenced_section_query_stays_within_lucenes_clause_limit():
+    # rank + at-least clauses (RANK_CLAUSES together), a full chunk of project ids, the section's kinds
+    assert max(s["kinds"].count('"') // 2 for s in SECTIONS) <= KIND_CLAUSES
+    assert RANK_CLAUSES + PROJECTS_PER_QUERY + KIND_CLAUSES <= 1024
+
+
+def test_a_retrieve_requires_its_kinds_only_when_it_names_them():
+    assert lucene_queries([["a", "b"], ["c"]], None) == ['(+tokens:"a" +tokens:"b") (+tokens:"c")']
+    assert lucene_queries([["a"]], "p/x", ["fact", "decision"]) == [
+        '+(kind:("decision" "fact")) +(+project_id:"p/x" +((+tokens:"a")))']

@@ -3,8 +3,8 @@
 migrate brings a store written by an older graphsvc to the current schema (kind labels, the
 fields the pack reads instead of recomputing); `serve` runs it at start-up too. It is idempotent
 and resumable: interrupted, it goes on from its last committed page. verify recomputes every
-maintained field from the raw graph and lists any drift (exit 1 when there is some); --repair
-rewrites it.
+maintained field from the raw graph and checks the full-text index set, and lists any drift (exit 1
+when there is some); --repair rewrites it.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ def run_migrate(args: argparse.Namespace) -> int:
             done = migrate(service.db, progress=bar.update)
     finally:
         service.db.close()
-    if done["capsules"]:
+    if done["from"] != done["to"]:
         print(f"migrated schema v{done['from']} -> v{done['to']}: {done['capsules']} capsules", file=sys.stderr)
     else:
         print(f"schema v{done['to']}: nothing to migrate", file=sys.stderr)
@@ -71,5 +71,7 @@ def run_verify(args: argparse.Namespace) -> int:
     if drift.tallies:
         shown = ", ".join(drift.tallies[:5]) + (f", … ({len(drift.tallies)} in all)" if len(drift.tallies) > 5 else "")
         print(f"drift in tallies (section|project): {shown}", file=sys.stderr)
+    for problem in drift.indexes:
+        print(f"indexes: {problem}", file=sys.stderr)
     print("repaired" if args.repair else "run `graphsvc verify --repair` to fix it", file=sys.stderr)
     return 0 if args.repair else 1
