@@ -7,7 +7,9 @@ every other ingest behind this one's statements, round trips and commit (under a
 wait was ~1.5 s per ingest, nearly all of the ingest's time). Reserved apart, the lock lasts one
 short statement. The reserving transaction checks the referenced ids first, so a batch rejected
 for a reference burns no id; an ingest that fails later (a timeout, Neo4j gone) leaves a gap, and
-two concurrent ingests may commit in the opposite order of their ids. Inside the ingest's
+two concurrent ingests may commit in the opposite order of their ids. An ingest with an idempotency
+key reserves inside its transaction, after the key's lock, so its retries and racing twins burn no
+id (they queue on the counter as before: the price of that promise). Inside the ingest's
 transaction the references are checked again (an operator may delete capsules meanwhile), then
 nodes and edges are created with UNWIND (one statement per kind of write, never one per row).
 """
@@ -136,5 +138,7 @@ def ingest(db: Database, items: Sequence[CapsuleIn], now: datetime, *, batch: bo
         _check_references(tx, items, batch, visible)
         return reserve_ids(tx, len(items))
 
-    first = db.write(reserve)
+    # A keyed ingest reserves inside its own transaction, after its key's lock: a retry that is
+    # replayed, or a racing twin that loses, must not burn ids (SPEC §5: a retry writes nothing).
+    first = db.write(reserve) if wrap is None else None
     return db.write(within(wrap, lambda tx: _ingest(tx, items, now, batch, visible, provenance or {}, first)))
