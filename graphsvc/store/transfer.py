@@ -357,6 +357,15 @@ class _Index:
         self._last_edge: tuple[int, int, int] | None = None
         self._edge_keys: set[tuple[int, int, int]] | None = None
         self.aliases: list[AliasRequest] = []
+        #: The capsule lines' chunking (IMPORT_CHUNK when the file was validated) and a digest of
+        #: each chunk's text: the later passes read the lines again and must read the lines pass 1
+        #: validated (a file on disk can change between passes).
+        self.chunk_size = IMPORT_CHUNK
+        self.chunk_digests: list[bytes] = []
+        self._chunk_hash = hashlib.blake2b(digest_size=16)
+        #: Every capsule line's validated form equals its JSON without null fields, so the later
+        #: passes take the decoded line as it is instead of validating it again.
+        self.exact = True
 
     @property
     def sealed(self) -> bool:
@@ -381,8 +390,17 @@ class _Index:
         self.lines.append(number)
         self.kinds.append(self.kind_names.index(capsule["kind"]))
 
+    def hash_capsule_line(self, text: str) -> None:
+        """Add a capsule line's text to its chunk's digest (call after `add_capsule`)."""
+        self._chunk_hash.update(text.encode("utf-8", "surrogatepass") + b"\n")
+        if len(self.seqs) % self.chunk_size == 0:
+            self.chunk_digests.append(self._chunk_hash.digest())
+            self._chunk_hash = hashlib.blake2b(digest_size=16)
+
     def seal(self) -> None:
         """The capsule section is complete: index the seqs for the edges' look-ups."""
+        if len(self.seqs) % self.chunk_size:
+            self.chunk_digests.append(self._chunk_hash.digest())
         if self._line_of_seq is None:
             self._sorted = self.seqs
         else:
@@ -452,7 +470,11 @@ def _validate(source: Source, watch: Watch) -> _Index:
         if index.aliases:
             raise _invalid(number, next(iter(data)), "alias lines must all come after the capsule and edge lines")
         if "capsule" in data:
-            index.add_capsule(number, _capsule_of(number, data))
+            capsule = _capsule_of(number, data)
+            index.add_capsule(number, capsule)
+            index.hash_capsule_line(text)
+            if index.exact and capsule != _as_sent(data):
+                index.exact = False
         else:
             index.add_edge(number, _reparse(ExportedEdge, data["edge"], number, "edge"))
     if not index.sealed:
@@ -465,21 +487,65 @@ def _ord(order: dict[str, Any], seq: int) -> int:
     return dag[order["rank"][bisect_left(dag, seq)]]
 
 
-def _capsule_chunks(source: Source, watch: Watch) -> Iterator[list[tuple[int, dict[str, Any]]]]:
-    """The file's capsules again ((line number, capsule) each), IMPORT_CHUNK at a time, in file order."""
-    chunk: list[tuple[int, dict[str, Any]]] = []
+def _as_sent(data: dict[str, Any]) -> dict[str, Any]:
+    """A capsule line's object without its null fields: the validated capsule when `_Index.exact`."""
+    raw = data["capsule"]
+    return {key: value for key, value in raw.items() if value is not None} if isinstance(raw, dict) else {}
+
+
+def _is_capsule_line(number: int, text: str) -> bool:
+    """Of a line pass 1 validated (one key: capsule, edge or alias); by its start when written as export writes it."""
+    if text.startswith('{"capsule"'):
+        return True
+    if text.startswith(('{"edge"', '{"alias"')):
+        return False
+    return "capsule" in _record(number, text)
+
+
+def _line_chunks(source: Source, index: _Index, watch: Watch) -> Iterator[list[tuple[int, str]]]:
+    """The file's capsule lines again ((line number, text) each), `index.chunk_size` at a time, in
+    file order; each chunk must be the text pass 1 validated (a 409 otherwise: the file changed)."""
+    chunk: list[tuple[int, str]] = []
+    digest = hashlib.blake2b(digest_size=16)
+    position = 0
+
+    def checked() -> list[tuple[int, str]]:
+        nonlocal digest, position
+        if position >= len(index.chunk_digests) or digest.digest() != index.chunk_digests[position]:
+            raise Conflict(f"the file changed while it was imported (lines {chunk[0][0]}-{chunk[-1][0]} differ "
+                           "from the lines it checked first); import it again once it is no longer written to",
+                           field=f"line[{chunk[0][0]}]")
+        position += 1
+        digest = hashlib.blake2b(digest_size=16)
+        return chunk
+
     for number, text in source.numbered():
-        data = _record(number, text)
-        if "capsule" not in data:
+        if not _is_capsule_line(number, text):
             break  # capsule lines come first (validated)
-        chunk.append((number, _capsule_of(number, data)))
-        if len(chunk) == IMPORT_CHUNK:
+        chunk.append((number, text))
+        digest.update(text.encode("utf-8", "surrogatepass") + b"\n")
+        if len(chunk) == index.chunk_size:
             watch.step()
-            yield chunk
+            yield checked()
             chunk = []
     if chunk:
         watch.step()
-        yield chunk
+        yield checked()
+    if position != len(index.chunk_digests):
+        raise Conflict("the file changed while it was imported (it has fewer capsule lines than it had); "
+                       "import it again once it is no longer written to", field="line")
+
+
+def _capsule_again(number: int, text: str, index: _Index) -> dict[str, Any]:
+    """A capsule line pass 1 validated: decoded as it is when the index says that is the validated form."""
+    data = _record(number, text)
+    return _as_sent(data) if index.exact else _capsule_of(number, data)
+
+
+def _capsule_chunks(source: Source, index: _Index, watch: Watch) -> Iterator[list[tuple[int, dict[str, Any]]]]:
+    """The file's capsules again ((line number, capsule) each), a chunk at a time, in file order."""
+    for chunk in _line_chunks(source, index, watch):
+        yield [(number, _capsule_again(number, text, index)) for number, text in chunk]
 
 
 def _stored(tx: ManagedTransaction, ids: list[str], ords: list[int]) -> tuple[dict[str, Any], list[int]]:
@@ -491,21 +557,25 @@ def _stored(tx: ManagedTransaction, ids: list[str], ords: list[int]) -> tuple[di
 def _check_store(db: Database, source: Source, index: _Index, order: dict[str, Any], watch: Watch) -> bytearray:
     """Pass 2: which capsules of the file are already stored identically (the returned flags, in
     file order); a capsule stored with other fields, or an ord the file's order needs held by
-    another capsule, is a 409 before anything is written."""
+    another capsule, is a 409 before anything is written. The ids and kinds come from the index;
+    a line is decoded again only when its id is stored (a re-run), to compare it."""
     present = bytearray(len(index.seqs))
     position = 0
-    for chunk in _capsule_chunks(source, watch):
-        ids = [capsule["id"] for _, capsule in chunk]
-        ords = [_ord(order, capsule["seq"]) for _, capsule in chunk if capsule["kind"] in DAG_KINDS]
+    for chunk in _line_chunks(source, index, watch):
+        seqs = index.seqs[position:position + len(chunk)]
+        ids = [f"cap-{seq}" for seq in seqs]
+        dag = [index.is_dag(position + offset) for offset in range(len(chunk))]
+        ords = [_ord(order, seq) for seq, is_dag in zip(seqs, dag) if is_dag]
         watch.step()
         stored, held = db.read(lambda tx: _stored(tx, ids, ords))
         new_ords: set[int] = set()
-        for offset, (number, capsule) in enumerate(chunk):
-            there = stored.get(capsule["id"])
+        for offset, (number, text) in enumerate(chunk):
+            there = stored.get(ids[offset])
             if there is None:
-                if capsule["kind"] in DAG_KINDS:
-                    new_ords.add(_ord(order, capsule["seq"]))
+                if dag[offset]:
+                    new_ords.add(_ord(order, seqs[offset]))
                 continue
+            capsule = _capsule_again(number, text, index)
             if there != capsule:
                 fields = sorted(key for key in capsule.keys() | there.keys() if capsule.get(key) != there.get(key))
                 raise Conflict(f"line {number}: {capsule['id']} is already stored with other fields "
@@ -552,7 +622,7 @@ def _write(db: Database, source: Source, index: _Index, order: dict[str, Any], p
     transaction: the answer is complete by then."""
     summary = {"capsules": 0, "edges": 0, "already_present": {"capsules": 0, "edges": 0}}
     position = 0
-    for chunk in _capsule_chunks(source, watch):
+    for chunk in _capsule_chunks(source, index, watch):
         rows = [_row(capsule, order) for offset, (_, capsule) in enumerate(chunk) if not present[position + offset]]
         if rows:
             watch.step()  # the rows' tokens took a while: the bound is for the transaction
