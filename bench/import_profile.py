@@ -70,7 +70,7 @@ def neo4j_profile(db: Any, path: Path) -> list[dict[str, Any]]:
     source = transfer.Source.of_file(path.open("rb"))
     index = transfer._validate(source, transfer.Watch())
     order = index.ords()
-    chunk = next(transfer._capsule_chunks(source, index, transfer.Watch()))
+    chunk = next(transfer._capsule_chunks(source, index, lambda: None))
     rows = [transfer._row(capsule, order) for _, capsule in chunk]
     ids = [capsule["id"] for _, capsule in chunk]
     dag = [capsule["id"] for _, capsule in chunk if capsule["kind"] in ("task", "epic")]

@@ -55,6 +55,8 @@ import json
 import re
 import tempfile
 from array import array
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import closing
 from bisect import bisect_left
 from datetime import datetime, timedelta, timezone
 from typing import Any, BinaryIO, Callable, Iterable, Iterator
@@ -502,9 +504,10 @@ def _is_capsule_line(number: int, text: str) -> bool:
     return "capsule" in _record(number, text)
 
 
-def _line_chunks(source: Source, index: _Index, watch: Watch) -> Iterator[list[tuple[int, str]]]:
+def _line_chunks(source: Source, index: _Index, step: Callable[[], None]) -> Iterator[list[tuple[int, str]]]:
     """The file's capsule lines again ((line number, text) each), `index.chunk_size` at a time, in
-    file order; each chunk must be the text pass 1 validated (a 409 otherwise: the file changed)."""
+    file order; each chunk must be the text pass 1 validated (a 409 otherwise: the file changed).
+    `step()` runs before each chunk is handed over."""
     chunk: list[tuple[int, str]] = []
     digest = hashlib.blake2b(digest_size=16)
     position = 0
@@ -525,11 +528,11 @@ def _line_chunks(source: Source, index: _Index, watch: Watch) -> Iterator[list[t
         chunk.append((number, text))
         digest.update(text.encode("utf-8", "surrogatepass") + b"\n")
         if len(chunk) == index.chunk_size:
-            watch.step()
+            step()
             yield checked()
             chunk = []
     if chunk:
-        watch.step()
+        step()
         yield checked()
     if position != len(index.chunk_digests):
         raise Conflict("the file changed while it was imported (it has fewer capsule lines than it had); "
@@ -542,10 +545,38 @@ def _capsule_again(number: int, text: str, index: _Index) -> dict[str, Any]:
     return _as_sent(data) if index.exact else _capsule_of(number, data)
 
 
-def _capsule_chunks(source: Source, index: _Index, watch: Watch) -> Iterator[list[tuple[int, dict[str, Any]]]]:
+def _capsule_chunks(source: Source, index: _Index, step: Callable[[], None]) -> Iterator[list[tuple[int, dict[str, Any]]]]:
     """The file's capsules again ((line number, capsule) each), a chunk at a time, in file order."""
-    for chunk in _line_chunks(source, index, watch):
+    for chunk in _line_chunks(source, index, step):
         yield [(number, _capsule_again(number, text, index)) for number, text in chunk]
+
+
+_END = object()
+
+
+def _ahead(items: Iterator[Any], name: str) -> Iterator[Any]:
+    """`items`, each one produced in a helper thread while the caller works on the one before.
+
+    An import's pass 3 alternates Python work (decoding a chunk, folding its tokens) with a wait
+    for Neo4j (the chunk's transaction); run one after the other, each waits for the other. At
+    most one item is produced ahead, so memory holds two chunks. An error producing an item is
+    raised to the caller when it asks for that item; when the caller stops early, the item being
+    produced is finished (one chunk's work) and `items` is closed.
+    """
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix=name)
+    try:
+        pending = pool.submit(next, items, _END)
+        while True:
+            item = pending.result()
+            if item is _END:
+                return
+            pending = pool.submit(next, items, _END)
+            yield item
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+        close = getattr(items, "close", None)
+        if close is not None:
+            close()
 
 
 def _stored(tx: ManagedTransaction, ids: list[str], ords: list[int]) -> tuple[dict[str, Any], list[int]]:
@@ -561,7 +592,7 @@ def _check_store(db: Database, source: Source, index: _Index, order: dict[str, A
     a line is decoded again only when its id is stored (a re-run), to compare it."""
     present = bytearray(len(index.seqs))
     position = 0
-    for chunk in _line_chunks(source, index, watch):
+    for chunk in _line_chunks(source, index, watch.step):
         seqs = index.seqs[position:position + len(chunk)]
         ids = [f"cap-{seq}" for seq in seqs]
         dag = [index.is_dag(position + offset) for offset in range(len(chunk))]
@@ -593,12 +624,16 @@ def _check_store(db: Database, source: Source, index: _Index, order: dict[str, A
 
 
 def _row(capsule: dict[str, Any], order: dict[str, Any]) -> dict[str, Any]:
-    """A node row with its kind label and maintained fields (readiness is refreshed after the edges)."""
-    props = {**capsule, "tokens": maintain.folded_tokens(capsule["headline"], capsule["content"]),
-             "superseded": False}
+    """A node row: its kind label, its instants apart (as text, converted by the statement) and its
+    other properties with the maintained fields (readiness is refreshed after the edges)."""
+    props = {key: value for key, value in capsule.items() if key not in TIME_PROPERTIES}
+    props["tokens"] = maintain.folded_tokens(capsule["headline"], capsule["content"])
+    props["superseded"] = False
     if capsule["kind"] in DAG_KINDS:
         props["ord"] = _ord(order, capsule["seq"])
-    return {"label": maintain.kind_label(capsule["kind"]), "props": props}
+    row = {"label": maintain.kind_label(capsule["kind"]), "props": props}
+    row.update((key, capsule.get(key)) for key in TIME_PROPERTIES)
+    return row
 
 
 def _add_blocks(tx: ManagedTransaction, rows: list[tuple[str, str]]) -> int:
@@ -621,17 +656,29 @@ def _write(db: Database, source: Source, index: _Index, order: dict[str, Any], p
     of every capsule of the file (it depends on all of them). `seal(summary)` wraps the last
     transaction: the answer is complete by then."""
     summary = {"capsules": 0, "edges": 0, "already_present": {"capsules": 0, "edges": 0}}
-    position = 0
-    for chunk in _capsule_chunks(source, index, watch):
-        rows = [_row(capsule, order) for offset, (_, capsule) in enumerate(chunk) if not present[position + offset]]
-        if rows:
-            watch.step()  # the rows' tokens took a while: the bound is for the transaction
-            db.write(lambda tx: run(tx, "transfer/import_capsules", rows=rows))
-        summary["capsules"] += len(rows)
-        summary["already_present"]["capsules"] += len(chunk) - len(rows)
-        position += len(chunk)
-        if progress is not None:
-            progress.update(len(chunk))
+
+    def stopped() -> None:
+        # Not watch.step(): that marks a step, and the surfaces bound the time between two steps
+        # of the thread that runs the transactions (graphsvc.surfaces.deadline).
+        if watch.stopped:
+            watch.step()
+
+    def prepared() -> Iterator[tuple[int, list[dict[str, Any]]]]:
+        position = 0
+        for chunk in _capsule_chunks(source, index, stopped):
+            yield len(chunk), [_row(capsule, order) for offset, (_, capsule) in enumerate(chunk)
+                               if not present[position + offset]]
+            position += len(chunk)
+
+    with closing(_ahead(prepared(), "graphsvc-import-rows")) as chunks:
+        for lines, rows in chunks:
+            if rows:
+                watch.step()
+                db.write(lambda tx: run(tx, "transfer/import_capsules", rows=rows))
+            summary["capsules"] += len(rows)
+            summary["already_present"]["capsules"] += lines - len(rows)
+            if progress is not None:
+                progress.update(lines)
     for edge_type, add in (("BLOCKS", _add_blocks), ("SUPERSEDES", _add_supersedes)):
         sources, targets = index.edges[edge_type]
         for start in range(0, len(sources), IMPORT_CHUNK * 2):
