@@ -579,9 +579,9 @@ def _ahead(items: Iterator[Any], name: str) -> Iterator[Any]:
             close()
 
 
-def _stored(tx: ManagedTransaction, ids: list[str], ords: list[int]) -> tuple[dict[str, Any], list[int]]:
+def _stored(tx: ManagedTransaction, ids: list[str], ords: list[int]) -> tuple[dict[str, Any], dict[int, str]]:
     stored = {r["props"]["id"]: _capsule_props(r["props"]) for r in run(tx, "transfer/stored_capsules", ids=ids)}
-    held = [r["ord"] for r in run(tx, "transfer/held_ords", ords=ords)] if ords else []
+    held = {r["ord"]: r["id"] for r in run(tx, "transfer/held_ords", ords=ords)} if ords else {}
     return stored, held
 
 
@@ -615,8 +615,8 @@ def _check_store(db: Database, source: Source, index: _Index, order: dict[str, A
             present[position + offset] = 1
         clash = sorted(new_ords.intersection(held))
         if clash:
-            raise Conflict(f"the BLOCKS order position {clash[0]} this file gives one of its tasks is held by a "
-                           "capsule stored before: some of the file's capsules were stored by another import "
+            raise Conflict(f"the BLOCKS order position {clash[0]} this file gives one of its tasks is held by "
+                           f"{held[clash[0]]}, stored before: some of the file's capsules were stored by another import "
                            "or ingest, not by an earlier run of this one; import into an empty store",
                            field="line")
         position += len(chunk)
