@@ -66,7 +66,7 @@ from pydantic import AfterValidator, Field, StrictInt, model_validator
 from typing_extensions import Annotated
 
 from graphsvc.core.order import ranks
-from graphsvc.store import aliases, blocks_order, maintain
+from graphsvc.store import aliases, blocks_order, maintain, migrate
 from graphsvc.store.db import Database, run
 from graphsvc.store.idempotency import Wrap, within
 from graphsvc.errors import BadRequest, Conflict, InvalidInput
@@ -725,6 +725,12 @@ def import_lines(db: Database, lines: Source | Iterable[str | bytes], progress: 
     index = _validate(source, watch)
     if prepare is not None:
         prepare()
+    # The store must say it is at the current schema before the first capsule is written: a store
+    # without that mark (emptied by wipe_all, `graphsvc import --replace`) would be migrated by the
+    # next process that starts (`GraphService.ensure_schema`), and migrating a partly imported store
+    # orders its BLOCKS again over the capsules written so far, so a re-run of this import would
+    # find the ords its remaining tasks need taken (409). Returns at once on a marked store.
+    migrate.migrate(db)
     if progress is not None and getattr(progress, "total", 0) is None:
         progress.total = index.lines_total
         getattr(progress, "refresh", lambda: None)()
