@@ -50,7 +50,10 @@ def text_tokens(*texts: str) -> frozenset[str]:
 
     Texts are tokenized separately so that no token spans two of them.
     """
-    return frozenset(token for text in texts for token in tokenize(text))
+    tokens: set[str] = set()
+    for text in texts:
+        tokens.update(tokenize(text))
+    return frozenset(tokens)
 
 
 def term_token_sets(terms: Sequence[str]) -> list[frozenset[str]]:

@@ -64,7 +64,7 @@ def _units(text: str) -> int:
 def stored_token(token: str) -> str:
     """The token as `tokens` stores it and a request's terms are matched: itself, or if Lucene would
     index it in pieces, marked chunks (injective, and no piece of it equals any folded token)."""
-    if _units(token) <= LUCENE_TERM_UNITS:
+    if len(token) * 2 <= LUCENE_TERM_UNITS or _units(token) <= LUCENE_TERM_UNITS:  # a char is 1 or 2 units
         return token
     chunks: list[str] = []
     chunk, used = "", 0
@@ -85,7 +85,7 @@ def kind_label(kind: str) -> str:
 
 def folded_tokens(headline: str, content: str) -> list[str]:
     """The capsule's distinct folded tokens as stored (`stored_token`), sorted: what coverage counts against."""
-    return sorted(stored_token(token) for token in text_tokens(headline, content))
+    return sorted(map(stored_token, text_tokens(headline, content)))
 
 
 def created_section(kind: str, tier: str) -> str | None:

@@ -59,6 +59,8 @@ import json
 import re
 import tempfile
 from array import array
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import closing
 from bisect import bisect_left
 from datetime import datetime, timedelta, timezone
 from typing import Any, BinaryIO, Callable, Iterable, Iterator
@@ -69,7 +71,7 @@ from typing_extensions import Annotated
 
 from graphsvc.core.order import ranks
 from graphsvc.core.retrieve import alias_key
-from graphsvc.store import aliases, blocks_order, maintain
+from graphsvc.store import aliases, blocks_order, maintain, migrate
 from graphsvc.store.db import Database, run
 from graphsvc.store.idempotency import Wrap, within
 from graphsvc.errors import BadRequest, Conflict, InvalidInput
@@ -381,6 +383,15 @@ class _Index:
         self._edge_keys: set[tuple[int, int, int]] | None = None
         self.aliases: list[AliasRequest] = []
         self.alias_lines: list[int] = []
+        #: The capsule lines' chunking (IMPORT_CHUNK when the file was validated) and a digest of
+        #: each chunk's text: the later passes read the lines again and must read the lines pass 1
+        #: validated (a file on disk can change between passes).
+        self.chunk_size = IMPORT_CHUNK
+        self.chunk_digests: list[bytes] = []
+        self._chunk_hash = hashlib.blake2b(digest_size=16)
+        #: Every capsule line's validated form equals its JSON without null fields, so the later
+        #: passes take the decoded line as it is instead of validating it again.
+        self.exact = True
 
     @property
     def sealed(self) -> bool:
@@ -405,8 +416,17 @@ class _Index:
         self.lines.append(number)
         self.kinds.append(self.kind_names.index(capsule["kind"]))
 
+    def hash_capsule_line(self, text: str) -> None:
+        """Add a capsule line's text to its chunk's digest (call after `add_capsule`)."""
+        self._chunk_hash.update(text.encode("utf-8", "surrogatepass") + b"\n")
+        if len(self.seqs) % self.chunk_size == 0:
+            self.chunk_digests.append(self._chunk_hash.digest())
+            self._chunk_hash = hashlib.blake2b(digest_size=16)
+
     def seal(self) -> None:
         """The capsule section is complete: index the seqs for the edges' look-ups."""
+        if len(self.seqs) % self.chunk_size:
+            self.chunk_digests.append(self._chunk_hash.digest())
         if self._line_of_seq is None:
             self._sorted = self.seqs
         else:
@@ -481,7 +501,11 @@ def _validate(source: Source, watch: Watch) -> _Index:
         if index.aliases:
             raise _invalid(number, next(iter(data)), "alias lines must all come after the capsule and edge lines")
         if "capsule" in data:
-            index.add_capsule(number, _capsule_of(number, data))
+            capsule = _capsule_of(number, data)
+            index.add_capsule(number, capsule)
+            index.hash_capsule_line(text)
+            if index.exact and capsule != _as_sent(data):
+                index.exact = False
         else:
             index.add_edge(number, _reparse(ExportedEdge, data["edge"], number, "edge"))
     if not index.sealed:
@@ -514,47 +538,124 @@ def _ord(order: dict[str, Any], seq: int) -> int:
     return dag[order["rank"][bisect_left(dag, seq)]]
 
 
-def _capsule_chunks(source: Source, watch: Watch) -> Iterator[list[tuple[int, dict[str, Any]]]]:
-    """The file's capsules again ((line number, capsule) each), IMPORT_CHUNK at a time, in file order."""
-    chunk: list[tuple[int, dict[str, Any]]] = []
+def _as_sent(data: dict[str, Any]) -> dict[str, Any]:
+    """A capsule line's object without its null fields: the validated capsule when `_Index.exact`."""
+    raw = data["capsule"]
+    return {key: value for key, value in raw.items() if value is not None} if isinstance(raw, dict) else {}
+
+
+def _is_capsule_line(number: int, text: str) -> bool:
+    """Of a line pass 1 validated (one key: capsule, edge or alias); by its start when written as export writes it."""
+    if text.startswith('{"capsule"'):
+        return True
+    if text.startswith(('{"edge"', '{"alias"')):
+        return False
+    return "capsule" in _record(number, text)
+
+
+def _line_chunks(source: Source, index: _Index, step: Callable[[], None]) -> Iterator[list[tuple[int, str]]]:
+    """The file's capsule lines again ((line number, text) each), `index.chunk_size` at a time, in
+    file order; each chunk must be the text pass 1 validated (a 409 otherwise: the file changed).
+    `step()` runs before each chunk is handed over."""
+    chunk: list[tuple[int, str]] = []
+    digest = hashlib.blake2b(digest_size=16)
+    position = 0
+
+    def checked() -> list[tuple[int, str]]:
+        nonlocal digest, position
+        if position >= len(index.chunk_digests) or digest.digest() != index.chunk_digests[position]:
+            raise Conflict(f"the file changed while it was imported (lines {chunk[0][0]}-{chunk[-1][0]} differ "
+                           "from the lines it checked first); import it again once it is no longer written to",
+                           field=f"line[{chunk[0][0]}]")
+        position += 1
+        digest = hashlib.blake2b(digest_size=16)
+        return chunk
+
     for number, text in source.numbered():
-        data = _record(number, text)
-        if "capsule" not in data:
+        if not _is_capsule_line(number, text):
             break  # capsule lines come first (validated)
-        chunk.append((number, _capsule_of(number, data)))
-        if len(chunk) == IMPORT_CHUNK:
-            watch.step()
-            yield chunk
+        chunk.append((number, text))
+        digest.update(text.encode("utf-8", "surrogatepass") + b"\n")
+        if len(chunk) == index.chunk_size:
+            step()
+            yield checked()
             chunk = []
     if chunk:
-        watch.step()
-        yield chunk
+        step()
+        yield checked()
+    if position != len(index.chunk_digests):
+        raise Conflict("the file changed while it was imported (it has fewer capsule lines than it had); "
+                       "import it again once it is no longer written to", field="line")
 
 
-def _stored(tx: ManagedTransaction, ids: list[str], ords: list[int]) -> tuple[dict[str, Any], list[int]]:
+def _capsule_again(number: int, text: str, index: _Index) -> dict[str, Any]:
+    """A capsule line pass 1 validated: decoded as it is when the index says that is the validated form."""
+    data = _record(number, text)
+    return _as_sent(data) if index.exact else _capsule_of(number, data)
+
+
+def _capsule_chunks(source: Source, index: _Index, step: Callable[[], None]) -> Iterator[list[tuple[int, dict[str, Any]]]]:
+    """The file's capsules again ((line number, capsule) each), a chunk at a time, in file order."""
+    for chunk in _line_chunks(source, index, step):
+        yield [(number, _capsule_again(number, text, index)) for number, text in chunk]
+
+
+_END = object()
+
+
+def _ahead(items: Iterator[Any], name: str) -> Iterator[Any]:
+    """`items`, each one produced in a helper thread while the caller works on the one before.
+
+    An import's pass 3 alternates Python work (decoding a chunk, folding its tokens) with a wait
+    for Neo4j (the chunk's transaction); run one after the other, each waits for the other. At
+    most one item is produced ahead, so memory holds two chunks. An error producing an item is
+    raised to the caller when it asks for that item; when the caller stops early, the item being
+    produced is finished (one chunk's work) and `items` is closed.
+    """
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix=name)
+    try:
+        pending = pool.submit(next, items, _END)
+        while True:
+            item = pending.result()
+            if item is _END:
+                return
+            pending = pool.submit(next, items, _END)
+            yield item
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+        close = getattr(items, "close", None)
+        if close is not None:
+            close()
+
+
+def _stored(tx: ManagedTransaction, ids: list[str], ords: list[int]) -> tuple[dict[str, Any], dict[int, str]]:
     stored = {r["props"]["id"]: _capsule_props(r["props"]) for r in run(tx, "transfer/stored_capsules", ids=ids)}
-    held = [r["ord"] for r in run(tx, "transfer/held_ords", ords=ords)] if ords else []
+    held = {r["ord"]: r["id"] for r in run(tx, "transfer/held_ords", ords=ords)} if ords else {}
     return stored, held
 
 
 def _check_store(db: Database, source: Source, index: _Index, order: dict[str, Any], watch: Watch) -> bytearray:
     """Pass 2: which capsules of the file are already stored identically (the returned flags, in
     file order); a capsule stored with other fields, or an ord the file's order needs held by
-    another capsule, is a 409 before anything is written."""
+    another capsule, is a 409 before anything is written. The ids and kinds come from the index;
+    a line is decoded again only when its id is stored (a re-run), to compare it."""
     present = bytearray(len(index.seqs))
     position = 0
-    for chunk in _capsule_chunks(source, watch):
-        ids = [capsule["id"] for _, capsule in chunk]
-        ords = [_ord(order, capsule["seq"]) for _, capsule in chunk if capsule["kind"] in DAG_KINDS]
+    for chunk in _line_chunks(source, index, watch.step):
+        seqs = index.seqs[position:position + len(chunk)]
+        ids = [f"cap-{seq}" for seq in seqs]
+        dag = [index.is_dag(position + offset) for offset in range(len(chunk))]
+        ords = [_ord(order, seq) for seq, is_dag in zip(seqs, dag) if is_dag]
         watch.step()
         stored, held = db.read(lambda tx: _stored(tx, ids, ords))
         new_ords: set[int] = set()
-        for offset, (number, capsule) in enumerate(chunk):
-            there = stored.get(capsule["id"])
+        for offset, (number, text) in enumerate(chunk):
+            there = stored.get(ids[offset])
             if there is None:
-                if capsule["kind"] in DAG_KINDS:
-                    new_ords.add(_ord(order, capsule["seq"]))
+                if dag[offset]:
+                    new_ords.add(_ord(order, seqs[offset]))
                 continue
+            capsule = _capsule_again(number, text, index)
             if there != capsule:
                 fields = sorted(key for key in capsule.keys() | there.keys() if capsule.get(key) != there.get(key))
                 raise Conflict(f"line {number}: {capsule['id']} is already stored with other fields "
@@ -563,8 +664,8 @@ def _check_store(db: Database, source: Source, index: _Index, order: dict[str, A
             present[position + offset] = 1
         clash = sorted(new_ords.intersection(held))
         if clash:
-            raise Conflict(f"the BLOCKS order position {clash[0]} this file gives one of its tasks is held by a "
-                           "capsule stored before: some of the file's capsules were stored by another import "
+            raise Conflict(f"the BLOCKS order position {clash[0]} this file gives one of its tasks is held by "
+                           f"{held[clash[0]]}, stored before: some of the file's capsules were stored by another import "
                            "or ingest, not by an earlier run of this one; import into an empty store",
                            field="line")
         position += len(chunk)
@@ -572,12 +673,16 @@ def _check_store(db: Database, source: Source, index: _Index, order: dict[str, A
 
 
 def _row(capsule: dict[str, Any], order: dict[str, Any]) -> dict[str, Any]:
-    """A node row with its kind label and maintained fields (readiness is refreshed after the edges)."""
-    props = {**capsule, "tokens": maintain.folded_tokens(capsule["headline"], capsule["content"]),
-             "superseded": False}
+    """A node row: its kind label, its instants apart (as text, converted by the statement) and its
+    other properties with the maintained fields (readiness is refreshed after the edges)."""
+    props = {key: value for key, value in capsule.items() if key not in TIME_PROPERTIES}
+    props["tokens"] = maintain.folded_tokens(capsule["headline"], capsule["content"])
+    props["superseded"] = False
     if capsule["kind"] in DAG_KINDS:
         props["ord"] = _ord(order, capsule["seq"])
-    return {"label": maintain.kind_label(capsule["kind"]), "props": props}
+    row = {"label": maintain.kind_label(capsule["kind"]), "props": props}
+    row.update((key, capsule.get(key)) for key in TIME_PROPERTIES)
+    return row
 
 
 def _add_blocks(tx: ManagedTransaction, rows: list[tuple[str, str]]) -> int:
@@ -600,17 +705,29 @@ def _write(db: Database, source: Source, index: _Index, order: dict[str, Any], p
     of every capsule of the file (it depends on all of them). `seal(summary)` wraps the last
     transaction: the answer is complete by then."""
     summary = {"capsules": 0, "edges": 0, "already_present": {"capsules": 0, "edges": 0}}
-    position = 0
-    for chunk in _capsule_chunks(source, watch):
-        rows = [_row(capsule, order) for offset, (_, capsule) in enumerate(chunk) if not present[position + offset]]
-        if rows:
-            watch.step()  # the rows' tokens took a while: the bound is for the transaction
-            db.write(lambda tx: run(tx, "transfer/import_capsules", rows=rows))
-        summary["capsules"] += len(rows)
-        summary["already_present"]["capsules"] += len(chunk) - len(rows)
-        position += len(chunk)
-        if progress is not None:
-            progress.update(len(chunk))
+
+    def stopped() -> None:
+        # Not watch.step(): that marks a step, and the surfaces bound the time between two steps
+        # of the thread that runs the transactions (graphsvc.surfaces.deadline).
+        if watch.stopped:
+            watch.step()
+
+    def prepared() -> Iterator[tuple[int, list[dict[str, Any]]]]:
+        position = 0
+        for chunk in _capsule_chunks(source, index, stopped):
+            yield len(chunk), [_row(capsule, order) for offset, (_, capsule) in enumerate(chunk)
+                               if not present[position + offset]]
+            position += len(chunk)
+
+    with closing(_ahead(prepared(), "graphsvc-import-rows")) as chunks:
+        for lines, rows in chunks:
+            if rows:
+                watch.step()
+                db.write(lambda tx: run(tx, "transfer/import_capsules", rows=rows))
+            summary["capsules"] += len(rows)
+            summary["already_present"]["capsules"] += lines - len(rows)
+            if progress is not None:
+                progress.update(lines)
     for edge_type, add in (("BLOCKS", _add_blocks), ("SUPERSEDES", _add_supersedes)):
         sources, targets = index.edges[edge_type]
         for start in range(0, len(sources), IMPORT_CHUNK * 2):
@@ -658,6 +775,12 @@ def import_lines(db: Database, lines: Source | Iterable[str | bytes], progress: 
     if prepare is not None:
         prepare()
     watch.step()
+    # The store must say it is at the current schema before the first capsule is written: a store
+    # without that mark (emptied by wipe_all, `graphsvc import --replace`) would be migrated by the
+    # next process that starts (`GraphService.ensure_schema`), and migrating a partly imported store
+    # orders its BLOCKS again over the capsules written so far, so a re-run of this import would
+    # find the ords its remaining tasks need taken (409). Returns at once on a marked store.
+    migrate.migrate(db)
     _check_stored_aliases(db, index)
     if progress is not None and getattr(progress, "total", 0) is None:
         progress.total = index.lines_total

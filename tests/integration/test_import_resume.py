@@ -246,3 +246,33 @@ def test_an_import_under_which_neo4j_is_killed_completes_when_run_again(own_neo4
         assert any(partial_states), partial_states
     finally:
         db.close()
+
+
+def test_a_process_started_during_an_interrupted_import_of_an_emptied_store_does_not_break_its_resume(db, monkeypatch):
+    """wipe_all removes the store's schema mark; a process that starts while an import of the emptied
+    store is interrupted (a worker restarting, `graphsvc serve` after a Neo4j restart) runs
+    `ensure_schema`, which migrates an unmarked store, BLOCKS order included. The import marks the
+    store first, so that migration finds nothing to do and the re-run completes (not a 409 for an
+    ord the migration gave away)."""
+    monkeypatch.setattr(transfer, "IMPORT_CHUNK", CHUNK)
+    text = source_text(CAPSULES, SEED)
+    lines = text.splitlines()
+    db.wipe_all()
+    service = GraphService(db, clock=fixed_clock(time_of_test()))
+    service.ensure_schema()  # this process migrated the store while it was still marked
+    db.wipe_all()
+    original_write = db.write
+
+    def failing_write(work):
+        if capsule_count(db) >= 2 * CHUNK:  # two chunks of capsules stored, then Neo4j "goes away"
+            raise Unavailable("Neo4j went away (test)")
+        return original_write(work)
+
+    monkeypatch.setattr(db, "write", failing_write)
+    with pytest.raises(Unavailable):
+        service.import_lines(lines)
+    monkeypatch.setattr(db, "write", original_write)
+    assert 0 < capsule_count(db) < CAPSULES
+    GraphService(db, clock=fixed_clock(time_of_test())).ensure_schema()  # a process starting now
+    service.import_lines(lines)
+    assert_store_is(db, text)

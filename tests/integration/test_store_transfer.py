@@ -266,3 +266,71 @@ def test_an_export_taken_while_agents_write_imports_and_verifies(svc, db, monkey
     result = restored.import_lines(lines)
     assert result["capsules"] == len(capsule_ids)
     assert verify(db).clean
+
+
+def _changing_source(first: list[str], later: list[str], changes_at_pass: int) -> transfer.Source:
+    """Lines that read as `first` for the passes before `changes_at_pass` (1-based) and as `later`
+    from it on: a file on disk written to while it is imported."""
+    reads = {"n": 0}
+
+    def reopen():
+        reads["n"] += 1
+        return iter(first if reads["n"] < changes_at_pass else later)
+
+    return transfer.Source(reopen, "")
+
+
+def _file(count: int, headline: str = "line {n}") -> list[str]:
+    instant = "2026-12-01T12:00:00.000000000Z"
+    return [transfer._line({"capsule": {"id": f"cap-{n}", "seq": n, "project_id": "nott", "kind": "fact",
+                                        "tier": "active", "headline": headline.format(n=n), "content": f"fact {n}",
+                                        "created_at": instant, "updated_at": instant}})
+            for n in range(1, count + 1)]
+
+
+@pytest.mark.parametrize("changes_at_pass", [2, 3])
+def test_a_file_that_changes_between_the_passes_is_409_and_no_unchecked_line_is_written(svc, db, monkeypatch,
+                                                                                      changes_at_pass):
+    """Passes 2 and 3 read lines pass 1 validated: a chunk whose text changed is refused before it
+    is written (here the third chunk of three gets a headline pass 1 never saw)."""
+    monkeypatch.setattr(transfer, "IMPORT_CHUNK", 2)
+    first = _file(6)
+    later = first[:4] + _file(6, headline="changed {n}")[4:]
+    with pytest.raises(Conflict, match="the file changed while it was imported") as caught:
+        svc.import_lines(_changing_source(first, later, changes_at_pass))
+    assert caught.value.field == "line[5]"
+    stored = {r["id"]: r["headline"] for r in db._driver.execute_query(
+        "MATCH (c:Capsule) RETURN c.id AS id, c.headline AS headline").records}
+    # pass 2 stops before any write; pass 3 has written the two chunks before the changed one
+    assert stored == ({} if changes_at_pass == 2 else {f"cap-{n}": f"line {n}" for n in range(1, 5)})
+    svc.import_lines(first)  # the unchanged file completes the import
+    assert count_nodes(db) == 6
+
+
+def test_a_file_that_loses_capsule_lines_between_the_passes_is_409(svc, db, monkeypatch):
+    monkeypatch.setattr(transfer, "IMPORT_CHUNK", 2)
+    first = _file(4)
+    with pytest.raises(Conflict, match="fewer capsule lines"):
+        svc.import_lines(_changing_source(first, first[:2], 2))
+    assert count_nodes(db) == 0
+
+
+def test_null_fields_and_the_validated_form_are_what_the_later_passes_write(svc, db, monkeypatch):
+    """Passes 2 and 3 take a line as decoded only when pass 1 found that to be its validated form
+    (null fields dropped); were validation to normalise a value, they validate the line again."""
+    lines = [line.replace('"content"', '"valid_to":null,"status":null,"content"') for line in _file(2)]
+    assert svc.import_lines(lines)["capsules"] == 2
+    exported = "".join(svc.export_lines())
+    assert '"valid_to"' not in exported and '"status"' not in exported
+    wipe(db)
+
+    validate = transfer._capsule_of
+
+    def normalising(number, data):
+        capsule = validate(number, data)
+        return {**capsule, "headline": capsule["headline"].upper()}
+
+    monkeypatch.setattr(transfer, "_capsule_of", normalising)
+    assert svc.import_lines(_file(2))["capsules"] == 2
+    headlines = sorted(r[0] for r in db._driver.execute_query("MATCH (c:Capsule) RETURN c.headline").records)
+    assert headlines == ["LINE 1", "LINE 2"]
