@@ -776,7 +776,7 @@ def import_lines(db: Database, lines: Source | Iterable[str | bytes], progress: 
         prepare()
     watch.step()
     # The store must say it is at the current schema before the first capsule is written: a store
-    # without that mark (emptied by wipe_all, `graphsvc import --replace`) would be migrated by the
+    # without that mark (one emptied by wipe_all) would be migrated by the
     # next process that starts (`GraphService.ensure_schema`), and migrating a partly imported store
     # orders its BLOCKS again over the capsules written so far, so a re-run of this import would
     # find the ords its remaining tasks need taken (409). Returns at once on a marked store.
