@@ -155,3 +155,27 @@ FOR (s:Session) ON (s.agent, s.project_id);
 // API keys (issue 27, graphsvc.store.keys): looked up by id on every keyed request.
 CREATE CONSTRAINT api_key_id_unique IF NOT EXISTS
 FOR (k:ApiKey) REQUIRE k.id IS UNIQUE;
+
+// Change detection (SPEC §13, graphsvc.store.changes): one (:ProjectChange {project_id, seq,
+// changed_at_ms}) per project, bumped by every write transaction that touches the project: the
+// watchers' poller reads the recently changed ones through changed_at_ms. Not capsules: no read,
+// export or audit matches the label.
+CREATE CONSTRAINT project_change_unique IF NOT EXISTS
+FOR (m:ProjectChange) REQUIRE m.project_id IS UNIQUE;
+
+CREATE INDEX project_change_at IF NOT EXISTS
+FOR (m:ProjectChange) ON (m.changed_at_ms);
+
+// ... and the instants at which a pack changes with no write: the next valid_to (and lease_until,
+// SPEC §12) in a watcher's scope, store-wide or per project.
+CREATE INDEX capsule_valid_to IF NOT EXISTS
+FOR (c:Capsule) ON (c.valid_to);
+
+CREATE INDEX capsule_project_valid_to IF NOT EXISTS
+FOR (c:Capsule) ON (c.project_id, c.valid_to);
+
+CREATE INDEX capsule_lease_until IF NOT EXISTS
+FOR (c:Capsule) ON (c.lease_until);
+
+CREATE INDEX capsule_project_lease_until IF NOT EXISTS
+FOR (c:Capsule) ON (c.project_id, c.lease_until);

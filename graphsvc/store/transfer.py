@@ -64,7 +64,7 @@ from pydantic import AfterValidator, Field, StrictInt, model_validator
 from typing_extensions import Annotated
 
 from graphsvc.core.order import ranks
-from graphsvc.store import aliases, blocks_order, maintain
+from graphsvc.store import aliases, blocks_order, changes, maintain
 from graphsvc.store.db import Database, run
 from graphsvc.store.idempotency import Wrap, within
 from graphsvc.errors import BadRequest, Conflict, InvalidInput
@@ -543,6 +543,9 @@ def _add_supersedes(tx: ManagedTransaction, rows: list[tuple[str, str]]) -> int:
 
 def _refresh(tx: ManagedTransaction, ids: list[str], dag: list[str]) -> None:
     maintain.refresh(tx, superseded=ids, readiness=dag)
+    # Watchers (SPEC §13): the maintained state packs read is complete only now; an edge's source is
+    # a capsule of the file, so this marks what the edge passes reached too.
+    changes.mark_capsules(tx, ids)
 
 
 def _write(db: Database, source: Source, index: _Index, order: dict[str, Any], present: bytearray,
@@ -556,7 +559,8 @@ def _write(db: Database, source: Source, index: _Index, order: dict[str, Any], p
         rows = [_row(capsule, order) for offset, (_, capsule) in enumerate(chunk) if not present[position + offset]]
         if rows:
             watch.step()  # the rows' tokens took a while: the bound is for the transaction
-            db.write(lambda tx: run(tx, "transfer/import_capsules", rows=rows))
+            db.write(lambda tx: (run(tx, "transfer/import_capsules", rows=rows),
+                                 changes.mark(tx, [row["props"]["project_id"] for row in rows])))
         summary["capsules"] += len(rows)
         summary["already_present"]["capsules"] += len(chunk) - len(rows)
         position += len(chunk)
