@@ -58,10 +58,11 @@ def mark_capsules(tx: ManagedTransaction, capsule_ids: Iterable[str], project_id
     mark(tx, [*affected_projects(tx, capsule_ids), *project_ids])
 
 
-def changed_since(db: Database, since_ms: int) -> tuple[int, list[tuple[str, int]]]:
-    """Neo4j's clock now (ms) and the (project_id, seq) of every marker changed at or after `since_ms`."""
-    record = db.query("changes/since", since_ms=since_ms)[0]
-    return record["now_ms"], [(project_id, seq) for project_id, seq in record["changes"]]
+def changed_since(db: Database, since_ms: int | None, lookback_ms: int) -> tuple[int, list[tuple[str, int, int]]]:
+    """Neo4j's clock now (ms) and the (project_id, seq, changed_at_ms) of every marker changed at or
+    after `since_ms - lookback_ms` (`since_ms` None: Neo4j's now)."""
+    record = db.query("changes/since", since_ms=since_ms, lookback_ms=lookback_ms)[0]
+    return record["now_ms"], [(project_id, seq, at) for project_id, seq, at in record["changes"]]
 
 
 def next_instant(db: Database, scopes: list[str] | None, now: datetime) -> datetime | None:

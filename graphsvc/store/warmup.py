@@ -63,7 +63,7 @@ STATEMENTS: tuple[tuple[str, dict[str, Any]], ...] = (
     ("keys/touch", {"id": "000000000000", "now": _NOW, "before": _NOW}),
     ("changes/affected", {"ids": [_NOWHERE]}),
     # The watchers' reads (graphsvc.store.changes), planned here beside the writes that mark.
-    ("changes/since", {"since_ms": 0}),
+    ("changes/since", {"since_ms": 0, "lookback_ms": 0}),
     ("changes/next_instant_store", {"now": _NOW}),
     ("changes/next_instant_fenced", {"scopes": [_NOWHERE], "now": _NOW}),
     # Last: these take locks every writer needs (the id counter, the BLOCKS order, a key's node),
