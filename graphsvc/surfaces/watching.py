@@ -112,6 +112,8 @@ class ChangeFeed:
         self.closing = True
         for watcher in list(self._watchers):
             watcher.event.set()
+        if self._task is not None:
+            self._task.cancel()  # its read, if one is running, is abandoned: nobody waits for it now
 
     async def _run(self) -> None:
         try:
