@@ -59,6 +59,9 @@ class ShuttingDown(Unavailable):
 @dataclass(eq=False)
 class Watcher:
     scope: WatchScope
+    #: Loop time of the last reason to compute: the end of the poll that woke it (whose read saw
+    #: the write), the instant it waited for, or its registration.
+    woken_at: float
     event: asyncio.Event = field(default_factory=asyncio.Event)
 
 
@@ -77,6 +80,8 @@ class ChangeFeed:
         self._cursor: int | None = None  # Neo4j's clock at the last successful read
         self._baseline: asyncio.Event | None = None
         self._recompute: asyncio.Semaphore | None = None
+        #: Pack computations in flight, by what they compute: (started at, the future of their pack).
+        self._computing: dict[Any, tuple[float, asyncio.Future[Any]]] = {}
 
     @property
     def watching(self) -> int:
@@ -87,7 +92,7 @@ class ChangeFeed:
             raise ShuttingDown("this graphsvc process is shutting down; send the watch again.")
         if len(self._watchers) >= self.max_watchers:
             raise Unavailable(f"this graphsvc process already holds {self.max_watchers} watches; retry shortly.")
-        watcher = Watcher(scope)
+        watcher = Watcher(scope, asyncio.get_running_loop().time())
         self._watchers.add(watcher)
         telemetry.WATCHERS.inc()
         if self._task is None:
@@ -152,14 +157,45 @@ class ChangeFeed:
             self._baseline.set()
             return
         if changed:
+            read = asyncio.get_running_loop().time()  # after the read that saw the writes
             for watcher in list(self._watchers):
                 if any(watcher.scope.matches(project_id) for project_id in changed):
+                    watcher.woken_at = read
                     watcher.event.set()
 
-    async def recompute(self, work: Callable[[], Awaitable[Any]]) -> Any:
+    async def recompute(self, key: Any, not_before: float, work: Callable[[], Awaitable[Any]]) -> Any:
+        """`work()`'s pack, shared with the watches of the same `key` (pack, request, caller) that ask
+        while it runs: a write that wakes a hundred watches of one request computes one pack. A
+        computation is shared only with watches woken before it started (`not_before`: the end of the
+        poll that woke the watch, whose read saw the write), so its own read saw that write too."""
+        running = self._computing.get(key)
+        if running is not None and running[0] >= not_before:
+            try:
+                return await asyncio.shield(running[1])
+            except asyncio.CancelledError:
+                if not running[1].cancelled():
+                    raise  # this watch itself was cancelled
+                # the watch that started it was cancelled (its request ended): compute our own
         assert self._recompute is not None
-        async with self._recompute:
-            return await work()
+        loop = asyncio.get_running_loop()
+        result: asyncio.Future[Any] = loop.create_future()
+        entry = (loop.time(), result)
+        self._computing[key] = entry
+        try:
+            async with self._recompute:
+                value = await work()
+            result.set_result(value)
+            return value
+        except Exception as exc:
+            result.set_exception(exc)
+            result.exception()  # retrieved: a computation nobody else waited for must not warn
+            raise
+        except BaseException:
+            result.cancel()
+            raise
+        finally:
+            if self._computing.get(key) is entry:
+                del self._computing[key]
 
 
 async def run_bounded_for(seconds: float, fn: Callable[..., Any], *args: Any) -> Any:
@@ -180,11 +216,18 @@ class Outcome:
 
 async def watch_pack(feed: ChangeFeed, pack_name: str, compute: Callable[[dict[str, Any]], dict[str, Any]],
                      request: dict[str, Any], etag: str | None, wait_s: int, scope: WatchScope,
-                     gone: asyncio.Event | None = None) -> Outcome:
+                     gone: asyncio.Event | None = None, share: Any = None) -> Outcome:
     """One watch (module docstring). `compute` is the service's pack operation; `gone` is set when
-    the client went away (the watch then ends at once with nothing to send)."""
+    the client went away (the watch then ends at once with nothing to send). `share`: what makes two
+    watches' packs the same (the request and the caller's scope); None computes this watch's own."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + wait_s
+
+    async def computed() -> dict[str, Any]:
+        pack = await run_bounded(compute, request)
+        telemetry.WATCH_PACKS.labels(pack=pack_name).inc()
+        return pack
+
     watcher = feed.register(scope)
     stopper = None
     if gone is not None:
@@ -201,8 +244,8 @@ async def watch_pack(feed: ChangeFeed, pack_name: str, compute: Callable[[dict[s
                 telemetry.WATCH_ANSWERS.labels(outcome="not_modified").inc()
                 return Outcome(None, etag)
             watcher.event.clear()
-            pack = await feed.recompute(lambda: run_bounded(compute, request))
-            telemetry.WATCH_PACKS.labels(pack=pack_name).inc()
+            pack = await feed.recompute((pack_name, share) if share is not None else watcher, watcher.woken_at,
+                                        computed)
             current = etag_of(pack)
             if current != etag:
                 telemetry.WATCH_ANSWERS.labels(outcome="changed").inc()
@@ -219,7 +262,7 @@ async def watch_pack(feed: ChangeFeed, pack_name: str, compute: Callable[[dict[s
                     await asyncio.wait_for(watcher.event.wait(), wait)
                     instant_due = False  # woken by a write (or shutdown / disconnect), not the instant
                 except TimeoutError:
-                    pass
+                    watcher.woken_at = loop.time()
     finally:
         feed.unregister(watcher)
         if stopper is not None:

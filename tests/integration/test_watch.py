@@ -216,3 +216,25 @@ def test_watch_fields_are_checked_with_teaching_errors(world):
     assert unknown.status_code == 400 and "etag" in unknown.text and "wait_s" in unknown.text
     assert world.watch(project_prefix="shop/")[0].status_code == 400  # the pack's own rule, as memory_bootstrap's
     assert world.watch("digest", terms=["x"])[0].status_code == 400
+
+
+def test_watches_of_one_request_woken_by_one_write_share_one_pack(world):
+    world.put("shop", "task", "Task one")
+    tag = world.etag(project_id="shop")
+    results: list = []
+
+    def watch() -> None:
+        results.append(world.watch(project_id="shop", etag=tag, wait_s=30)[0])
+
+    threads = [threading.Thread(target=watch) for _ in range(6)]
+    clients_before = packs_computed()
+    for thread in threads:
+        thread.start()
+    time.sleep(2.0)  # all six wait
+    started = packs_computed() - clients_before
+    world.put("shop", "constraint", "One rule")
+    for thread in threads:
+        thread.join(30)
+    assert [answer.status_code for answer in results] == [200] * 6
+    assert len({answer.headers["etag"] for answer in results}) == 1
+    assert 1 <= started <= 6 and packs_computed() - clients_before - started == 1

@@ -19,6 +19,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from graphsvc.access import principal
+from graphsvc.core.canonical import canonical_json
 from graphsvc.service import GraphService
 from graphsvc.surfaces.http.bootstrap_routes import pack_response
 from graphsvc.surfaces.http.common import json_body
@@ -71,10 +73,12 @@ def routes(service: GraphService) -> list[Route]:
         async def handler(request: Request) -> Response:
             feed: ChangeFeed = request.app.state.changes
             body, fields, scope = service.watch_request(pack, await json_body(request, allow_empty=True))
+            # Watches of the same request by callers of the same scope share their pack computations.
+            share = (canonical_json(body), principal().prefixes)
             gone = asyncio.Event()
             listener = asyncio.ensure_future(_listen(request, gone))
             try:
-                outcome = await watch_pack(feed, pack, compute, body, fields.etag, fields.wait_s, scope, gone)
+                outcome = await watch_pack(feed, pack, compute, body, fields.etag, fields.wait_s, scope, gone, share)
             finally:
                 listener.cancel()
             if outcome.pack is None:
