@@ -238,3 +238,25 @@ def test_watches_of_one_request_woken_by_one_write_share_one_pack(world):
     assert [answer.status_code for answer in results] == [200] * 6
     assert len({answer.headers["etag"] for answer in results}) == 1
     assert 1 <= started <= 6 and packs_computed() - clients_before - started == 1
+
+
+def test_waiting_watches_do_not_use_up_the_in_flight_limit(db):
+    service = GraphService(db, clock=system_clock)
+    service.ingest({"project_id": "shop", "kind": "task", "content": "Task one"})
+    app = create_app(service, max_inflight=1)
+    with LiveServer(app) as server, httpx.Client(base_url=server.url, timeout=60) as http:
+        tag = http.post("/v1/memory_bootstrap", json={"project_id": "shop"}).headers["etag"]
+        results: list = []
+        watches = [threading.Thread(target=lambda: results.append(httpx.post(
+            f"{server.url}/v1/memory_bootstrap/watch", json={"project_id": "shop", "etag": tag, "wait_s": 4},
+            timeout=60).status_code)) for _ in range(3)]
+        for thread in watches:
+            thread.start()
+        deadline = time.monotonic() + 10
+        while app.state.changes.watching < 3 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert app.state.changes.watching == 3
+        assert http.post("/v1/memory_bootstrap", json={"project_id": "shop"}).status_code == 200  # not shed
+        for thread in watches:
+            thread.join(30)
+        assert results == [304, 304, 304]
