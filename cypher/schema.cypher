@@ -149,9 +149,30 @@ DROP INDEX session_agent_project IF EXISTS;
 CREATE CONSTRAINT api_key_id_unique IF NOT EXISTS
 FOR (k:ApiKey) REQUIRE k.id IS UNIQUE;
 
+// Change detection (SPEC §13, graphsvc.store.changes): one (:ProjectChange {project_id, seq,
+// changed_at_ms}) per project, bumped by every write transaction that touches the project: the
+// watchers' poller reads the recently changed ones through changed_at_ms. Not capsules: no read,
+// export or audit matches the label.
+CREATE CONSTRAINT project_change_unique IF NOT EXISTS
+FOR (m:ProjectChange) REQUIRE m.project_id IS UNIQUE;
+
+CREATE INDEX project_change_at IF NOT EXISTS
+FOR (m:ProjectChange) ON (m.changed_at_ms);
+
+// ... and the instants at which a pack changes with no write: the next valid_to (and lease_until,
+// SPEC §12) in a watcher's scope, store-wide or per project.
+CREATE INDEX capsule_valid_to IF NOT EXISTS
+FOR (c:Capsule) ON (c.valid_to);
+
+CREATE INDEX capsule_project_valid_to IF NOT EXISTS
+FOR (c:Capsule) ON (c.project_id, c.valid_to);
+
 // Claims (SPEC §12, graphsvc.store.claims): a lease is `lease_agent`, `lease_until` (and `lease_key`
 // when an API key took it) on the task or epic itself. A pack finds the live leases through this
 // index (`lease_until > now`: leases are few, so the cost is theirs, not the fence's). Nothing to
 // backfill, so no schema version: a store without the index simply has no leases yet.
 CREATE INDEX capsule_lease_until IF NOT EXISTS
 FOR (c:Capsule) ON (c.lease_until);
+
+CREATE INDEX capsule_project_lease_until IF NOT EXISTS
+FOR (c:Capsule) ON (c.project_id, c.lease_until);

@@ -20,6 +20,7 @@ from typing import Any, Callable, Iterator
 from graphsvc import telemetry
 from graphsvc.access import principal
 from graphsvc.clock import Clock, system_clock
+from graphsvc.core.watch_scope import WatchScope
 from graphsvc.core.apikeys import KEY_ID
 from graphsvc.keyring import KeyRing
 from graphsvc.request_context import call_deadline
@@ -32,6 +33,7 @@ from graphsvc.models import (
 )
 from graphsvc.validation import parse
 from graphsvc.watch import Watch
+from graphsvc.watch_models import BootstrapWatchRequest, DigestWatchRequest, WatchFields
 
 
 log = logging.getLogger(__name__)
@@ -354,6 +356,43 @@ class GraphService:
         self.ensure_schema()
         self._refuse_while_warming(reads=True)
         return list_aliases(self.db, request)
+
+    # -- change detection (SPEC §13; graphsvc.surfaces.watching) -----------
+
+    @operation("read")
+    def watch_request(self, pack: str, data: Any) -> tuple[dict[str, Any], WatchFields, WatchScope]:
+        """A watch of `pack` ("bootstrap" or "digest"): the pack's own request, the watch's fields and
+        the fence whose writes can change the pack. `etag` / `wait_s` out of their rules → 422; the
+        pack's fields → the pack's own 400; a fence outside the caller's key → 403."""
+        model = {"bootstrap": BootstrapWatchRequest, "digest": DigestWatchRequest}[pack]
+        if not isinstance(data, dict):
+            raise BadRequest(f"the body must be a JSON object with the fields of {model.__name__}")
+        fields = parse(WatchFields, {name: data[name] for name in WatchFields.model_fields if name in data}, InvalidInput)
+        full = parse(model, data, BadRequest)
+        request = {name: value for name, value in data.items() if name not in WatchFields.model_fields}
+        if pack == "digest":
+            fenced = self._one_fence(full)
+            return request, fields, WatchScope(fenced.project_id, fenced.project_prefix)
+        keys = principal().fence(full.project_id, full.project_prefix)
+        return request, fields, WatchScope(full.project_id, full.project_prefix, keys)
+
+    @operation("read")
+    def next_change_instant(self, scope: WatchScope) -> datetime | None:
+        """The earliest `valid_to` or `lease_until` still ahead of the clock in `scope` (a superset):
+        when a watched pack can change with no write."""
+        from graphsvc.store.changes import next_instant
+
+        self._refuse_until_started()
+        return next_instant(self.db, scope.seek_prefixes(), self.clock())
+
+    @operation("read")
+    def changes_since(self, since_ms: int | None, lookback_ms: int) -> tuple[int, list[tuple[str, int, int]]]:
+        """The change markers (graphsvc.store.changes) moved at or after `since_ms - lookback_ms` on
+        Neo4j's clock (None: its now), and that clock now: one poll of a process's watchers."""
+        from graphsvc.store.changes import changed_since
+
+        self._refuse_until_started()
+        return changed_since(self.db, since_ms, lookback_ms)
 
     # -- writes (SPEC §5) -------------------------------------------------
     # Each takes an optional idempotency key (SPEC §5): see graphsvc.store.idempotency.

@@ -52,6 +52,18 @@ IDEMPOTENT_REPLAYS = Counter(
     "graphsvc_idempotent_replays_total", "Writes answered from a stored idempotency key, by operation",
     ("operation",))
 
+WATCHERS = Gauge(
+    "graphsvc_watchers", "Watches (POST .../watch, SPEC §13) waiting now", multiprocess_mode="livesum")
+WATCH_POLLS = Counter(
+    "graphsvc_watch_polls_total", "Reads of the change markers by the watchers' poller (one per interval while "
+    "watches wait)")
+WATCH_PACKS = Counter(
+    "graphsvc_watch_packs_total", "Packs computed by watches, by pack (bootstrap, digest): one when a watch "
+    "starts, one per wake-up by a write in its scope or an expiry", ("pack",))
+WATCH_ANSWERS = Counter(
+    "graphsvc_watch_answers_total", "Watches answered, by outcome (changed: 200 with a new pack; not_modified: "
+    "304 after wait_s)", ("outcome",))
+
 
 @contextmanager
 def neo4j_work() -> Iterator[None]:

@@ -35,6 +35,7 @@ from graphsvc.core.pack import ready_order
 from graphsvc.core.timefmt import iso_utc
 from graphsvc.errors import Conflict, NotFound, Unavailable
 from graphsvc.models import BootstrapRequest, ClaimRequest, ReleaseRequest
+from graphsvc.store import changes
 from graphsvc.store.bootstrap import inputs_from_row, read_sections, statement_parameters
 from graphsvc.store.db import Database, run
 from graphsvc.store.idempotency import Wrap, within
@@ -55,8 +56,9 @@ def _instant(us: int | None) -> str | None:
 
 def lease_changed(tx: ManagedTransaction, project_id: str) -> None:
     """Called in the transaction of every claim, renewal and release that changes a lease on a node
-    of `project_id`, before it commits: the place for anything that must learn of the change in the
-    same transaction (a change signal for watchers of the project's packs). Nothing yet."""
+    of `project_id`, before it commits: a lease changes packs, so the project is marked changed for
+    the watchers of its packs (SPEC §13, graphsvc.store.changes) in the same transaction."""
+    changes.mark(tx, [project_id])
 
 
 def _in_fence(request: ClaimRequest, project_id: str, visible: Visible) -> bool:

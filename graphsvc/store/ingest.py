@@ -21,7 +21,7 @@ from typing import Any, Sequence
 
 from neo4j import ManagedTransaction
 
-from graphsvc.store import blocks_order, maintain
+from graphsvc.store import blocks_order, changes, maintain
 from graphsvc.store.db import Database, run
 from graphsvc.store.idempotency import Wrap, within
 from graphsvc.store.records import Visible
@@ -123,6 +123,9 @@ def _ingest(tx: ManagedTransaction, items: Sequence[CapsuleIn], now: datetime, b
     new_tasks = [capsule_id for item, capsule_id in zip(items, ids) if item.kind in DAG_KINDS]
     maintain.refresh(tx, superseded=[edge["to"] for edge in supersedes],
                      readiness=new_tasks + [target for _, target in blocks])
+    # Watchers (SPEC §13): the new capsules' projects, and those of every stored capsule an edge reached.
+    changes.mark_capsules(tx, {ref for item in items for ref in (*item.supersedes, *item.blocks, *item.blocked_by)},
+                          [item.project_id for item in items])
     return ids
 
 

@@ -39,7 +39,7 @@ from typing import Any, Callable, Iterable
 from neo4j import ManagedTransaction
 
 from graphsvc.core.textmatch import text_tokens
-from graphsvc.store import blocks_order
+from graphsvc.store import blocks_order, changes
 from graphsvc.store.db import run
 
 #: The schema this code writes and reads; `graphsvc migrate` brings older stores to it.
@@ -137,11 +137,13 @@ def remove(tx: ManagedTransaction, ids: list[str], removal: Callable[[], Any]) -
         return removal()
     blocks_order.lock(tx)  # the order's ords are renumbered below: one lock order with every BLOCKS writer
     targets = run(tx, "maintain/removal_targets", ids=ids)
+    touched = changes.affected_projects(tx, ids)  # read before the capsules go
     left = blocks_order.leaving(tx, ids)
     done = removal()
     blocks_order.close_order_gaps(tx, left)
     refresh(tx, superseded=[r["id"] for r in targets if r["type"] == "SUPERSEDES"],
             readiness=[r["id"] for r in targets if r["type"] == "BLOCKS"])
+    changes.mark(tx, touched)  # watchers (SPEC §13)
     return done
 
 

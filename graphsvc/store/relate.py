@@ -17,7 +17,7 @@ from typing import Any
 
 from neo4j import ManagedTransaction
 
-from graphsvc.store import blocks_order, maintain
+from graphsvc.store import blocks_order, changes, maintain
 from graphsvc.store.db import Database, run
 from graphsvc.store.idempotency import Wrap, within
 from graphsvc.store.records import Visible
@@ -78,6 +78,7 @@ def _relate(tx: ManagedTransaction, req: RelateRequest, visible: Visible) -> dic
     changed = [key for key in (*adds, *removes) if key in existed and existed[key] != (key in adds)]
     maintain.refresh(tx, superseded=[b for t, _, b in changed if t == "SUPERSEDES"],
                      readiness=[b for t, _, b in changed if t == "BLOCKS"])
+    changes.mark_capsules(tx, [capsule_id for _, a, b in changed for capsule_id in (a, b)])  # watchers (SPEC §13)
     return {
         "added": sum(1 for key in adds if not existed[key]),
         "already_present": [_as_json(key) for key in adds if existed[key]],

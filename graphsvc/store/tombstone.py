@@ -13,7 +13,7 @@ from typing import Any
 
 from neo4j import ManagedTransaction
 
-from graphsvc.store import maintain
+from graphsvc.store import changes, maintain
 from graphsvc.store.db import Database, run
 from graphsvc.store.idempotency import Wrap, within
 from graphsvc.store.reads import missing_error, parse_ids
@@ -35,6 +35,7 @@ def _tombstone(tx: ManagedTransaction, ids: list[str], original: list[str], now:
         # superseding, so what it superseded may be live (and blocking) again.
         retired = [r["id"] for r in run(tx, "maintain/superseded_targets", ids=newly)]
         maintain.refresh(tx, superseded=retired, readiness=maintain.blocked_by_changes(tx, newly))
+        changes.mark_capsules(tx, newly)  # watchers (SPEC §13): with what they superseded and blocked
     return {
         "tombstoned": [capsule_id for capsule_id in ids if not rows[capsule_id]],
         "already_tombstoned": [capsule_id for capsule_id in ids if rows[capsule_id]],

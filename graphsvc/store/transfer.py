@@ -71,7 +71,7 @@ from typing_extensions import Annotated
 
 from graphsvc.core.order import ranks
 from graphsvc.core.retrieve import alias_key
-from graphsvc.store import aliases, blocks_order, maintain, migrate
+from graphsvc.store import aliases, blocks_order, changes, maintain, migrate
 from graphsvc.store.db import Database, run
 from graphsvc.store.idempotency import Wrap, within
 from graphsvc.errors import BadRequest, Conflict, InvalidInput
@@ -697,6 +697,9 @@ def _add_supersedes(tx: ManagedTransaction, rows: list[tuple[str, str]]) -> int:
 
 def _refresh(tx: ManagedTransaction, ids: list[str], dag: list[str]) -> None:
     maintain.refresh(tx, superseded=ids, readiness=dag)
+    # Watchers (SPEC §13): the maintained state packs read is complete only now; an edge's source is
+    # a capsule of the file, so this marks what the edge passes reached too.
+    changes.mark_capsules(tx, ids)
 
 
 def _write(db: Database, source: Source, index: _Index, order: dict[str, Any], present: bytearray,
@@ -723,7 +726,8 @@ def _write(db: Database, source: Source, index: _Index, order: dict[str, Any], p
         for lines, rows in chunks:
             if rows:
                 watch.step()
-                db.write(lambda tx: run(tx, "transfer/import_capsules", rows=rows))
+                db.write(lambda tx: (run(tx, "transfer/import_capsules", rows=rows),
+                                     changes.mark(tx, [row["props"]["project_id"] for row in rows])))
             summary["capsules"] += len(rows)
             summary["already_present"]["capsules"] += lines - len(rows)
             if progress is not None:

@@ -21,6 +21,7 @@ from typing import Any
 from neo4j import ManagedTransaction
 
 from graphsvc.store import maintain
+from graphsvc.store.changes import mark_capsules
 from graphsvc.store.db import Database, run
 from graphsvc.store.idempotency import Wrap, within
 from graphsvc.errors import Conflict, InvalidInput, NotFound
@@ -73,6 +74,7 @@ def _update(tx: ManagedTransaction, capsule_id: str, upd: CapsuleUpdate, now: da
     # done/open changes its own readiness and whether it blocks others; tier which section it counts in
     blocked = maintain.blocked_by_changes(tx, [capsule_id]) if "status" in changes else []
     maintain.refresh(tx, readiness=blocked, touched=[capsule_id])
+    mark_capsules(tx, [capsule_id])  # watchers (SPEC §13): its project and what it blocks
     return from_record(run(tx, "capsules/get_many", ids=[capsule_id])[0], now, visible)
 
 

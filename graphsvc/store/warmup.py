@@ -64,6 +64,11 @@ STATEMENTS: tuple[tuple[str, dict[str, Any]], ...] = (
     ("claims/lookup", {"id": _NOWHERE}),
     ("claims/take", {"id": _NOWHERE, "agent": "graphsvc-warm-up", "now": _NOW, "until": _NOW, "key": None}),
     ("claims/release", {"id": _NOWHERE, "agent": "graphsvc-warm-up", "now": _NOW}),
+    ("changes/affected", {"ids": [_NOWHERE]}),
+    # The watchers' reads (graphsvc.store.changes), planned here beside the writes that mark.
+    ("changes/since", {"since_ms": 0, "lookback_ms": 0}),
+    ("changes/next_instant_store", {"now": _NOW}),
+    ("changes/next_instant_fenced", {"scopes": [_NOWHERE], "now": _NOW}),
     # Last: these take locks every writer needs (the id counter, the BLOCKS order, a key's node),
     # held until the roll-back, so that is milliseconds after them, not the whole warm-up.
     ("idempotency/claim", {"caller": "", "key": "graphsvc-warm-up", "now": _NOW}),
@@ -73,6 +78,7 @@ STATEMENTS: tuple[tuple[str, dict[str, Any]], ...] = (
     ("aliases/lock", {"key": "graphsvc-warm-up", "scope": "", "term": "warm"}),
     ("sessions/start", {"agent": "graphsvc-warm-up", "project_id": _NOWHERE, "now": _NOW}),
     ("order/lock", {}),
+    ("changes/mark", {"project_ids": ["graphsvc-warm-up"]}),
 )
 
 

@@ -19,7 +19,7 @@ from graphsvc.errors import ServiceError, Unavailable, with_request_id
 from graphsvc.surfaces.mcp import McpHttpEndpoint
 from graphsvc.service import GraphService
 from graphsvc.surfaces.http import (bootstrap_routes, capsule_routes, claim_routes, key_routes, recall_routes,
-                                    session_routes)
+                                    session_routes, watch_routes)
 from graphsvc.config import Settings
 from graphsvc.surfaces.deadline import RequestDeadline
 from graphsvc.surfaces.http.access_log import AccessLogMiddleware
@@ -31,12 +31,14 @@ from graphsvc.surfaces.http.json_errors import JsonErrorsMiddleware
 from graphsvc.surfaces.http.metrics import MetricsMiddleware, metrics_route
 from graphsvc.surfaces.http.openapi import Operation, build_document
 from graphsvc.surfaces.http.request_id import HEADER as REQUEST_ID_HEADER, RequestIdMiddleware, request_id_of
+from graphsvc.surfaces.watching import ChangeFeed, chain_shutdown_signals
 
 log = logging.getLogger(__name__)
 
 DEFAULT_MAX_INFLIGHT = Settings.model_fields["graphsvc_max_inflight"].default
 
-ROUTE_MODULES = [capsule_routes, bootstrap_routes, recall_routes, session_routes, claim_routes, key_routes]
+ROUTE_MODULES = [capsule_routes, bootstrap_routes, recall_routes, session_routes, claim_routes, key_routes,
+                 watch_routes]
 
 #: What each step /readyz may wait for means (GraphService.waiting_for).
 NOT_READY = {
@@ -157,10 +159,14 @@ def create_app(
         # In the background: uvicorn serves nothing (not even /healthz) until this start-up returns,
         # and the schema and plan work waits on Neo4j, which may hang. /readyz says what it waits for.
         service.start_in_background()
+        # Watches (SPEC §13) end when the process is told to stop, not when the shutdown grace ends.
+        restore_signals = chain_shutdown_signals(app.state.changes)
         try:
             async with mcp.run():  # the MCP session manager lives as long as the app
                 yield
         finally:
+            app.state.changes.close()
+            restore_signals()
             telemetry.forget_this_process()  # multiprocess metrics: this worker's live gauges go
             await run_in_threadpool(service.stop_start_up, START_UP_STOP_WAIT)
             if owns_service:
@@ -199,5 +205,6 @@ def create_app(
         exception_handlers={ServiceError: _service_error, HTTPException: _http_error, Exception: _unexpected},
     )
     app.state.service = service  # in-process callers (tests) can wait for its start-up
+    app.state.changes = ChangeFeed(service)  # this process's watches and their one poller
     app.router.redirect_slashes = False  # an unknown path is a JSON 404, never a 307 to some other path
     return app

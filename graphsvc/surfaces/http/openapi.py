@@ -50,6 +50,18 @@ class Operation:
     reads_body: bool = True
     request_media_type: str = "application/json"
     response_media_type: str = "application/json"
+    #: SPEC §13: the 200 carries an `ETag`, and a 304 (empty body, the same `ETag`) answers a pack
+    #: the caller already holds: `If-None-Match` on the pack routes, `etag` + `wait_s` on a watch.
+    etag: bool = False
+    not_modified: str = "If-None-Match holds the current ETag: nothing changed, the body is empty"
+
+
+#: The strong ETag of a §4-style answer (graphsvc.core.etag).
+ETAG_HEADER = {"description": "strong ETag of the body with as_of left out (SPEC §13): two answers that differ "
+               "only in their clock share it", "schema": {"type": "string"}}
+IF_NONE_MATCH = {"name": "If-None-Match", "in": "header", "required": False, "schema": {"type": "string"},
+                 "description": "an ETag of this route (or a list of them, or *): 304 Not Modified with an empty body "
+                 "when it is the current one (RFC 9110 weak comparison)"}
 
 
 #: What common.read_body / json_body answer before a handler sees the body: malformed JSON (400),
@@ -101,6 +113,9 @@ def build_document(operations: Sequence[Operation]) -> dict[str, Any]:
         }
         if op.description:
             entry["description"] = op.description
+        if op.etag:
+            entry["responses"][str(op.success_status)]["headers"] = {"ETag": ETAG_HEADER}
+            entry["responses"]["304"] = {"description": op.not_modified, "headers": {"ETag": ETAG_HEADER}}
         if op.parameters:
             entry["parameters"] = list(op.parameters)
         schema = _request_schema(op)

@@ -2,7 +2,7 @@
 glance) and /v1/aliases (teach, forget, list).
 
 The retrieve and digest bodies are exactly `canonical_json(answer)` in UTF-8, the text
-`budget.used_tokens` counts, as for the pack (bootstrap_routes.pack_response).
+`budget.used_tokens` counts, with its ETag (If-None-Match → 304), as for the pack (bootstrap_routes.pack_response).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from graphsvc.surfaces.http.bootstrap_routes import pack_response
 from graphsvc.surfaces.http.capsule_routes import _KEY_PARAM, _query
 from graphsvc.surfaces.http.common import call, json_body, ok
 from graphsvc.surfaces.http.idempotency import keyed_write
-from graphsvc.surfaces.http.openapi import Operation
+from graphsvc.surfaces.http.openapi import IF_NONE_MATCH, Operation
 
 
 def _fence_parameters() -> tuple[dict[str, Any], ...]:
@@ -41,7 +41,7 @@ OPERATIONS = [
         "covered, then your terms' tokens covered, then recency, then id; matched_terms names your terms a row "
         "covers, 'alias:<term>' when only an alias matched. token_budget covers the whole body (§4's contract; the "
         "floor is the first result). Never writes. All content is ADVISORY_NOT_AUTHORITY data.",
-        request_model=RetrieveRequest, error_statuses=(400, 401, 403, 503),
+        request_model=RetrieveRequest, parameters=(IF_NONE_MATCH,), etag=True, error_statuses=(400, 401, 403, 503),
     ),
     Operation(
         "POST", "/v1/memory_digest", "A scope at a glance for a session start (memory_digest)",
@@ -52,7 +52,7 @@ OPERATIONS = [
         "open blockers first, each with its count) and blocked_total, newest (the most recently updated live "
         "capsules), handles, budget. token_budget covers the whole body (§4's contract; the floor is the handoff "
         "and the ready head). All content is ADVISORY_NOT_AUTHORITY data.",
-        request_model=DigestRequest, error_statuses=(400, 401, 403, 503),
+        request_model=DigestRequest, parameters=(IF_NONE_MATCH,), etag=True, error_statuses=(400, 401, 403, 503),
     ),
     Operation(
         "POST", "/v1/aliases", "Teach or forget a term's aliases (memory_alias)",
@@ -74,10 +74,10 @@ OPERATIONS = [
 
 def routes(service: GraphService) -> list[Route]:
     async def retrieve(request: Request) -> Response:
-        return pack_response(await call(service.retrieve, await json_body(request)))
+        return pack_response(await call(service.retrieve, await json_body(request)), request)
 
     async def digest(request: Request) -> Response:
-        return pack_response(await call(service.digest, await json_body(request, allow_empty=True)))
+        return pack_response(await call(service.digest, await json_body(request, allow_empty=True)), request)
 
     async def teach(request: Request) -> JSONResponse:
         return await keyed_write(request, service.alias, await json_body(request), status=200)

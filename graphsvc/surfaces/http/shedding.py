@@ -21,6 +21,9 @@ PRINCIPAL_STATE = "graphsvc.principal"
 
 #: What reaches Neo4j: the JSON API and the MCP endpoint.
 SHED_PREFIXES = ("/v1/", "/mcp")
+#: A watch (SPEC §13) waits without a thread or a connection, for up to a minute: it is not in flight
+#: on Neo4j, so it is not counted (graphsvc.surfaces.watching caps the watches per process instead).
+WATCH_SUFFIX = "/watch"
 #: The MCP endpoint answers everything but POST at once, without Neo4j (graphsvc.surfaces.mcp.PostOnly):
 #: an agent's GET for a stream must get that 405 even at the limit, not a 503 it would retry.
 MCP_PATH = "/mcp"
@@ -44,7 +47,7 @@ class LoadShedding:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if (scope["type"] != "http" or not scope["path"].startswith(self.prefixes)
-                or (scope["path"] == MCP_PATH and scope["method"] != "POST")):
+                or (scope["path"] == MCP_PATH and scope["method"] != "POST") or scope["path"].endswith(WATCH_SUFFIX)):
             await self.app(scope, receive, send)
             return
         if self.in_flight >= self.limit:
@@ -88,7 +91,7 @@ class KeyShare:
         principal = scope.get("state", {}).get(PRINCIPAL_STATE)
         key_id = getattr(principal, "key_id", None)
         if (key_id is None or scope["type"] != "http" or not scope["path"].startswith(self.prefixes)
-                or (scope["path"] == MCP_PATH and scope["method"] != "POST")):
+                or (scope["path"] == MCP_PATH and scope["method"] != "POST") or scope["path"].endswith(WATCH_SUFFIX)):
             await self.app(scope, receive, send)
             return
         if self.in_flight.get(key_id, 0) >= self.limit:
