@@ -180,17 +180,23 @@ def test_a_valid_to_that_the_clock_passes_wakes_the_watch_without_any_write(worl
     assert "Freeze until the release" not in answer.text
 
 
-def test_a_lease_until_wakes_the_watch_at_its_instant(world, db):
-    """SPEC §12's leases are a property of the capsule; the watch already wakes at its instant (the
-    pack then computed is unchanged until packs honour leases, so the watch waits on)."""
-    task = world.put("shop", "task", "Leased task")
-    until = datetime.now(timezone.utc) + timedelta(seconds=2)
-    db.write(lambda tx: tx.run("MATCH (c:Capsule {id: $id}) SET c.lease_until = $until", id=task, until=until).consume())
+def test_a_claim_wakes_the_watch_and_so_does_its_lease_running_out(world):
+    """SPEC §12-§13: a claim changes the pack of every other agent (the task leaves their ready set),
+    so it wakes their watches like a write; its lease running out changes the pack back with no
+    write at all, and the watch wakes at that instant."""
+    world.put("shop", "task", "Leased task")
     tag = world.etag(project_id="shop")
-    computed = packs_computed()
-    answer, took = world.watch(project_id="shop", etag=tag, wait_s=4)
-    assert answer.status_code == 304 and took >= 4
-    assert packs_computed() - computed == 2  # the first, and the one at lease_until
+    world.later(1.0, lambda: world.service.claim({"agent": "agent-a", "project_id": "shop", "lease_s": 10}))
+    answer, took = world.watch(project_id="shop", etag=tag, wait_s=30)
+    assert answer.status_code == 200 and 1.0 <= took < 6
+    held = answer.json()["ready"]
+    assert held["held_by_others"] == 1 and "next_action" not in held
+    leased_until = datetime.now(timezone.utc) + timedelta(seconds=10 - took)
+    answer, _ = world.watch(project_id="shop", etag=answer.headers["etag"], wait_s=30)
+    arrived = datetime.now(timezone.utc)
+    assert answer.status_code == 200 and leased_until - timedelta(seconds=2) <= arrived
+    assert answer.json()["ready"]["next_action"]["headline"] == "Leased task"
+    assert answer.headers["etag"] == tag  # the same pack as before the claim
 
 
 def test_a_client_that_goes_away_ends_its_watch(world):
