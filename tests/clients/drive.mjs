@@ -58,6 +58,8 @@ await call("retrieve", "memory_retrieve", { project_prefix: "ts", terms: ["charg
 const session = await call("session_start", "memory_session_start", { agent: "ts-agent", project_id: "ts/sdk" });
 await call("session_finish", "memory_session_finish", { session_id: session.session_id, handoff: "Refund API designed" });
 await call("digest", "memory_digest", { project_prefix: "ts" });
+const claim = await call("claim", "memory_claim", { agent: "ts-agent", project_prefix: "ts", lease_s: 60 });
+await call("release", "memory_release", { agent: "ts-agent", task_id: claim.claimed.id });
 await call("error", "memory_bootstrap", { project_prefix: "ts/" });
 
 console.log(JSON.stringify({

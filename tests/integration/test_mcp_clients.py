@@ -33,7 +33,7 @@ INSPECTOR = CLIENTS / "node_modules" / "@modelcontextprotocol" / "inspector-cli"
 GRAPHSVC = str(Path(sys.executable).with_name("graphsvc"))
 TOOL_NAMES = {"memory_bootstrap", "memory_get", "memory_ingest", "memory_relate", "memory_update",
               "memory_tombstone", "memory_list", "memory_retrieve", "memory_digest", "memory_alias", "memory_aliases",
-              "memory_session_start", "memory_session_finish"}
+              "memory_session_start", "memory_session_finish", "memory_claim", "memory_release"}
 
 
 @pytest.fixture(scope="module")
@@ -93,6 +93,9 @@ def test_typescript_sdk_client_lists_calls_and_validates_every_tool(node, db, ne
     assert json.loads(results["digest"]["text"]) == digest and digest["handoff"]["id"] == "cap-5"
     assert digest["ready"] == pack["ready"] and digest["blocked"] == [
         {"blockers": 1, "headline": "Implement refunds", "id": "cap-4", "project_id": "ts/sdk"}]
+    claimed = results["claim"]["structuredContent"]["claimed"]
+    assert claimed["id"] == "cap-2" and results["claim"]["structuredContent"]["renewed"] is False
+    assert results["release"]["structuredContent"]["released"] is True
     error = results["error"]["structuredContent"]["error"]
     assert error["field"] == "project_prefix" and error["code"] == "bad_request"
 

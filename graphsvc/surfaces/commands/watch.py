@@ -45,6 +45,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--terms", nargs="*", default=None, metavar="TERM", help="bootstrap only: raw terms")
     parser.add_argument("--newest", type=int, default=None, help="digest only: newest live capsules (0-20)")
     parser.add_argument("--token-budget", type=int, default=None, help="token budget for the whole pack")
+    parser.add_argument("--agent", default=None,
+                        help="the agent whose claims come first; others' held work leaves the ready set (SPEC §12)")
     parser.add_argument("--wait-s", type=int, default=30,
                         help="seconds each long poll waits before asking again (1-60, default 30)")
     parser.add_argument("--count", type=int, default=None,
