@@ -74,6 +74,8 @@ class Tally:
     answers: list[tuple[float, bool]] = field(default_factory=list)
     #: (began at, answered at, status, carried Retry-After?) of every request, for a Neo4j freeze
     calls: list[tuple[float, float, int, bool]] = field(default_factory=list)
+    #: (answered at, "route status code") of every non-2xx, to say what the late ones were
+    failures: list[tuple[float, str]] = field(default_factory=list)
 
 
 @dataclass
@@ -147,6 +149,7 @@ async def client(port: int, seed: int, words: list[str], stop_at: float, tally: 
                         (own.tasks if item["kind"] == "task" else own.others).append(cap)
             else:
                 tally.non_2xx[route] = tally.non_2xx.get(route, 0) + 1
+                tally.failures.append((time.perf_counter(), f"{route} {status} {error_code(data)}"))
                 if len(tally.samples) < 5:
                     tally.samples.append(f"{route} {status} {data[:160]!r}")
                 if status == 503:
@@ -183,6 +186,22 @@ async def idle_agent(port: int, ready: asyncio.Event, stop_at: float, seen: dict
     await asyncio.sleep(max(0.0, stop_at - time.perf_counter()))
     for writer in writers:
         writer.close()
+
+
+def error_code(data: bytes) -> str:
+    try:
+        return str(json.loads(data)["error"]["code"])
+    except (ValueError, KeyError, TypeError):
+        return "?"
+
+
+def late(failures: list[tuple[float, str]], since: float) -> dict[str, int]:
+    """What the non-2xx answered `since` or later were, by route, status and error code."""
+    seen: dict[str, int] = {}
+    for at, what in failures:
+        if at >= since:
+            seen[what] = seen.get(what, 0) + 1
+    return dict(sorted(seen.items()))
 
 
 def pct(samples: list[float], q: float) -> float | None:
@@ -344,6 +363,7 @@ def freeze_report(marks: dict[str, float], tally: Tally, probes: list[tuple[floa
         "first_2xx_after_sigcont_s": next((round(t, 2) for t, ok in sorted(after) if ok), None),
         "last_non_2xx_after_sigcont_s": None if last_bad is None else round(last_bad, 2),
         "non_2xx_from_10s_after_sigcont": sum(1 for t, ok in after if t >= 10 and not ok),
+        "non_2xx_from_10s_after_sigcont_by_kind": late(tally.failures, thawed + 10),
     }
 
 
@@ -390,7 +410,8 @@ def run_cell(service: Service, clients: int, seconds: float, idle: int, words: l
         restart = {"bolt_back_after_kill_s": round(bolt - restarted["killed"], 1),
                    "first_2xx_after_bolt_s": next((round(t, 2) for t, ok in after if ok), None),
                    "last_non_2xx_after_bolt_s": max((round(t, 2) for t, ok in after if not ok), default=None),
-                   "non_2xx_from_10s_after_bolt": sum(1 for t, ok in after if t >= 10 and not ok)}
+                   "non_2xx_from_10s_after_bolt": sum(1 for t, ok in after if t >= 10 and not ok),
+                   "non_2xx_from_10s_after_bolt_by_kind": late(tally.failures, bolt + 10)}
     return {
         "target": service.name, "clients": clients, "idle_agents": idle, "seconds": round(elapsed, 1),
         "requests_per_s": round(tally.ok / elapsed, 1), "requests": tally.ok + failed,

@@ -347,6 +347,18 @@ def profile(service: GraphService, requests: dict[str, dict[str, Any]], calls: i
 # ---------------------------------------------------------------- main
 
 
+def bench_service(module: str, version: str, serving: str) -> tuple[dict[str, str], Database, GraphService]:
+    """Print the run's header (command, machine, nmemory's version, the Neo4j it wipes) and build the
+    in-process service that loads graphsvc's side: (Neo4j settings, database, service)."""
+    print("command:", shlex.join([sys.executable, "-m", module, *sys.argv[1:]]))
+    print(f"machine: {os.cpu_count()} cores, {platform.platform()}, Python {platform.python_version()}; {version}")
+    neo4j_env = neo4j_target()
+    print(f"graphsvc: Neo4j at {redact_uri(neo4j_env['NEO4J_URI'])} (wiped), {serving}")
+    db = Database(neo4j_env["NEO4J_URI"], neo4j_env.get("NEO4J_USER", "neo4j"), neo4j_env.get("NEO4J_PASSWORD", ""),
+                  neo4j_env.get("NEO4J_DATABASE", "neo4j"), timeout=60.0, query_timeout=60.0)
+    return neo4j_env, db, GraphService(db, clock=system_clock)
+
+
 def nmemory_version(binary: str) -> str:
     try:
         done = subprocess.run([binary, "--version"], capture_output=True, text=True, timeout=10)
@@ -403,15 +415,9 @@ def main() -> None:
         parser.error("--size must be at least 10, --rounds at least 0, --calls at least 1, --warmup at least 0")
 
     version = nmemory_version(args.nmemory) if args.rounds else "nmemory not run (--rounds 0)"
-    print("command:", shlex.join([sys.executable, "-m", "bench.vs_nmemory", *sys.argv[1:]]))
-    print(f"machine: {os.cpu_count()} cores, {platform.platform()}, Python {platform.python_version()}; {version}")
     items = build(args.size)
     requests = shapes(items)
-    neo4j_env = neo4j_target()
-    print(f"graphsvc: Neo4j at {redact_uri(neo4j_env['NEO4J_URI'])} (wiped), `graphsvc serve` with one worker")
-    db = Database(neo4j_env["NEO4J_URI"], neo4j_env.get("NEO4J_USER", "neo4j"), neo4j_env.get("NEO4J_PASSWORD", ""),
-                  neo4j_env.get("NEO4J_DATABASE", "neo4j"), timeout=60.0, query_timeout=60.0)
-    service = GraphService(db, clock=system_clock)
+    neo4j_env, db, service = bench_service("bench.vs_nmemory", version, "`graphsvc serve` with one worker")
     try:
         db.wipe_all()
         began = time.perf_counter()

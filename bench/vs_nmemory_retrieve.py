@@ -63,15 +63,13 @@ from typing import Any
 
 import httpx
 
-from graphsvc.clock import system_clock
 from graphsvc.service import GraphService
-from graphsvc.store.db import Database, redact_uri
 from graphsvc.store.transfer import exact_instant
 
 from . import dataset
 from .concurrency import Service
-from .vs_nmemory import (DEFAULT_NMEMORY, FENCED, ROOT, HttpTarget, Item, McpTarget, build, edges, interleave,
-                         load_nmemory, neo4j_target, nmemory_server, nmemory_version, tool_json)
+from .vs_nmemory import (DEFAULT_NMEMORY, FENCED, ROOT, HttpTarget, Item, McpTarget, bench_service, build, edges,
+                         interleave, load_nmemory, nmemory_server, nmemory_version, tool_json)
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results" / "vs_nmemory_retrieve.json"
@@ -491,15 +489,10 @@ def main() -> None:
                      "at least 0")
 
     command = shlex.join([sys.executable, "-m", "bench.vs_nmemory_retrieve", *sys.argv[1:]])
-    version = nmemory_version(args.nmemory)
-    print("command:", command)
-    print(f"machine: {os.cpu_count()} cores, {platform.platform()}, Python {platform.python_version()}; {version}")
     plan_ = plan(args.size, args.per_class)
-    neo4j_env = neo4j_target()
-    print(f"graphsvc: Neo4j at {redact_uri(neo4j_env['NEO4J_URI'])} (wiped)")
-    db = Database(neo4j_env["NEO4J_URI"], neo4j_env.get("NEO4J_USER", "neo4j"), neo4j_env.get("NEO4J_PASSWORD", ""),
-                  neo4j_env.get("NEO4J_DATABASE", "neo4j"), timeout=60.0, query_timeout=60.0)
-    service = GraphService(db, clock=system_clock)
+    version = nmemory_version(args.nmemory)
+    neo4j_env, db, service = bench_service("bench.vs_nmemory_retrieve", version,
+                                           "in-process and `graphsvc serve`")
     try:
         began = time.perf_counter()
         imported = load_graphsvc_plan(service, plan_)

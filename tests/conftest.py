@@ -54,6 +54,36 @@ _USED: list[str] = []
 def pytest_terminal_summary(terminalreporter) -> None:
     if _USED:
         terminalreporter.write_line(f"Neo4j for this session: {_USED[0]}")
+    if _UNPLANNED:
+        terminalreporter.write_line("Statements ran in a transaction state the warm-up does not plan "
+                                    "(graphsvc/store/warmup.py STATEMENTS): " + ", ".join(
+                                        f"{name} ({'after a change' if changed else 'clean'})"
+                                        for name, changed in sorted(_UNPLANNED)))
+
+
+# Every write statement run in this process, with whether its transaction had already changed
+# something: the warm-up plans each statement only in the states declared for it, so a write that
+# runs one in another state would plan it cold under load. The session fails when that happens.
+_RAN: set[tuple[str, bool]] = set()
+_UNPLANNED: set[tuple[str, bool]] = set()
+
+
+def pytest_sessionstart(session) -> None:
+    from graphsvc.store import db
+
+    db.plan_observer = lambda name, changed: _RAN.add((name, changed))
+
+
+def pytest_sessionfinish(session, exitstatus) -> None:
+    from graphsvc.store.warmup import unplanned
+
+    record = os.environ.get("GRAPHSVC_PLAN_RECORD")
+    if record:
+        with open(record, "a", encoding="utf-8") as out:
+            out.writelines(f"{name} {int(changed)}\n" for name, changed in sorted(_RAN))
+    _UNPLANNED.update(unplanned(_RAN))
+    if _UNPLANNED and session.exitstatus == 0:
+        session.exitstatus = 1
 
 
 @pytest.fixture(scope="session")

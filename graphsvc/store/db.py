@@ -96,6 +96,20 @@ class TransientUnavailable(Unavailable):
     the caller's deadline, and a 503 (without outage mode) when no time is left."""
 
 
+class Abandoned(Unavailable):
+    """The caller stopped waiting (its surface answered 503 at the request's bound) before this
+    work ended: the transaction is rolled back at its next statement or before its commit, so a
+    thread the surface gave up on (a Neo4j frozen, then thawed) neither writes after its caller
+    was told 503 nor queues more work behind the requests that came after it."""
+
+
+def check_deadline() -> None:
+    """Raise `Abandoned` when the current call's deadline (graphsvc.request_context) has passed."""
+    deadline = call_deadline.get()
+    if deadline is not None and time.monotonic() >= deadline:
+        raise Abandoned("the caller stopped waiting for this call (its bound passed); it was rolled back.")
+
+
 #: A per-thread override of the transaction timeout (`Database.longer_timeout`).
 _tx_timeout_override: ContextVar[float | None] = ContextVar("graphsvc_tx_timeout", default=None)
 
@@ -341,9 +355,15 @@ class Database:
 
     def _transaction(self, access: str, work: Callable[[ManagedTransaction], T]) -> T:
         """`work` in a managed transaction carrying the transaction timeout and the request's bookmarks."""
-        bounded = unit_of_work(timeout=self._tx_timeout())(work)
+        def checked(tx: ManagedTransaction) -> T:
+            result = work(tx)
+            check_deadline()  # never commit what the caller was already told 503 for
+            return result
+
+        bounded = unit_of_work(timeout=self._tx_timeout())(checked)
 
         def attempt() -> T:
+            check_deadline()
             with self._driver.session(database=self.database, bookmarks=bookmarks.session_bookmarks(),
                                       default_access_mode=access) as session:
                 if access == READ_ACCESS:
@@ -432,6 +452,21 @@ def statement_arguments(name: str, params: dict[str, Any]) -> dict[str, Any]:
     return params if name.startswith("inspect/") else {ARGUMENTS: params}
 
 
+#: Called, when set, with each statement's name and whether its transaction had already changed
+#: something (the second part of Neo4j's plan key, see `statement_arguments`); the test suite
+#: sets it to hold graphsvc.store.warmup to the variants the writes really run.
+plan_observer: Callable[[str, bool], None] | None = None
+
+
 def run(tx: ManagedTransaction, name: str, **params: Any) -> list[neo4j.Record]:
-    """Run the named statement inside a managed transaction and fetch every record."""
-    return list(tx.run(cypher.load(name), statement_arguments(name, params)))
+    """Run the named statement inside a managed transaction and fetch every record (none once the
+    caller stopped waiting: `Abandoned`, and the transaction rolls back)."""
+    check_deadline()
+    result = tx.run(cypher.load(name), statement_arguments(name, params))
+    records = list(result)
+    if plan_observer is not None:
+        changed = getattr(tx, "_graphsvc_changed", False)
+        plan_observer(name, changed)
+        if not changed and result.consume().counters.contains_updates:
+            setattr(tx, "_graphsvc_changed", True)
+    return records

@@ -4,9 +4,11 @@ Neo4j enforces the transaction timeout (GRAPHSVC_QUERY_TIMEOUT) and the driver b
 connection (GRAPHSVC_NEO4J_TIMEOUT), but a Neo4j that is frozen mid-statement (SIGSTOP, a VM
 pause, a dropped network path) enforces nothing, and the driver has no read timeout of its own.
 So the surface awaits the worker thread for at most `bound` seconds and answers 503 +
-Retry-After when it is exceeded. The thread is abandoned, not killed: it finishes (or fails) on
-its own once Neo4j answers or its socket breaks; a write it was doing may still commit, which is
-why a 503 on a write means "unknown, retry" (the write path's idempotency covers the retry).
+Retry-After when it is exceeded. The thread is abandoned, not killed: once Neo4j answers or its
+socket breaks, the store sees the deadline passed and rolls the transaction back at its next
+statement or before its commit (graphsvc.store.db.Abandoned), so a thawed Neo4j is not handed a
+backlog of work nobody waits for. A commit already sent when the bound passed may still land,
+which is why a 503 on a write means "unknown, retry" (the write path's idempotency covers the retry).
 
 The bound is set per request by `RequestDeadline` (HTTP) or `within` (MCP), so the route
 modules keep calling `graphsvc.surfaces.http.common.call` unchanged.

@@ -22,6 +22,16 @@ import pytest
 from tests.integration.test_workers import serve
 
 
+def _watching(client: httpx.Client, scope: dict, wait_s: int = 30) -> tuple[threading.Thread, list]:
+    """A capsule written to `scope`, then a watch of its pack's ETag, waiting in a thread: (thread, its answers)."""
+    client.post("/v1/capsules", json={**scope, "kind": "task", "content": "First task"})
+    tag = client.post("/v1/memory_bootstrap", json=scope).headers["etag"]
+    results: list = []
+    watcher = threading.Thread(target=_watch, args=(client, {**scope, "etag": tag, "wait_s": wait_s}, results))
+    watcher.start()
+    return watcher, results
+
+
 def _watch(client: httpx.Client, body: dict, results: list, started: threading.Event | None = None) -> None:
     if started is not None:
         started.set()
@@ -33,12 +43,7 @@ def _watch(client: httpx.Client, body: dict, results: list, started: threading.E
 def test_a_write_through_another_process_wakes_the_watch(neo4j_target, database):
     database.wipe_all()
     with serve(neo4j_target) as (one, _), serve(neo4j_target) as (other, _):
-        one.post("/v1/capsules", json={"project_id": "fleet", "kind": "task", "content": "First task"})
-        tag = one.post("/v1/memory_bootstrap", json={"project_id": "fleet"}).headers["etag"]
-        results: list = []
-        watcher = threading.Thread(target=_watch, args=(one, {"project_id": "fleet", "etag": tag, "wait_s": 30},
-                                                         results))
-        watcher.start()
+        watcher, results = _watching(one, {"project_id": "fleet"})
         time.sleep(1.5)
         other.post("/v1/capsules", json={"project_id": "fleet", "kind": "constraint", "content": "Written elsewhere"})
         wrote = time.monotonic()
@@ -77,12 +82,7 @@ def test_sigterm_ends_a_waiting_watch_at_once(neo4j_target, database):
     os.environ["GRAPHSVC_SHUTDOWN_GRACE_S"] = "30"
     try:
         with serve(neo4j_target) as (client, proc):
-            client.post("/v1/capsules", json={"project_id": "stop", "kind": "task", "content": "Task"})
-            tag = client.post("/v1/memory_bootstrap", json={"project_id": "stop"}).headers["etag"]
-            results: list = []
-            watcher = threading.Thread(target=_watch, args=(client, {"project_id": "stop", "etag": tag, "wait_s": 60},
-                                                            results))
-            watcher.start()
+            watcher, results = _watching(client, {"project_id": "stop"}, wait_s=60)
             time.sleep(1.5)
             signalled = time.monotonic()
             proc.send_signal(signal.SIGTERM)
