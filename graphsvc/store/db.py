@@ -464,7 +464,7 @@ def run(tx: ManagedTransaction, name: str, **params: Any) -> list[neo4j.Record]:
     check_deadline()
     result = tx.run(cypher.load(name), statement_arguments(name, params))
     records = list(result)
-    if plan_observer is not None:
+    if plan_observer is not None and not getattr(tx, "_graphsvc_warming", False):
         changed = getattr(tx, "_graphsvc_changed", False)
         plan_observer(name, changed)
         if not changed and result.consume().counters.contains_updates:

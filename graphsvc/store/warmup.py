@@ -9,8 +9,9 @@ nothing is stored, and the plans stay in Neo4j's cache.
 Each statement has one plan whatever its arguments (graphsvc.store.db.statement_arguments), but
 Neo4j also keys a plan on whether its transaction already changed something: a write's first
 statements run in a clean transaction, its later ones after its own changes. So each statement is
-run twice: in a clean transaction, and in one that first creates an unlabelled node (no new label
-or property token, which would outlive the roll-back).
+run in the states it meets (`planned_in`): clean, in a transaction of its own; after a change, in
+one that first creates an unlabelled node (no new label or property token, which would outlive the
+roll-back).
 """
 
 from __future__ import annotations
@@ -88,7 +89,18 @@ STATEMENTS: tuple[tuple[str, dict[str, Any]], ...] = (
 #: is time a start-up and a re-warm after a Neo4j restart (a cold JVM: seconds per plan) do not
 #: spend; the test suite records the state every write statement runs in and fails on one that is
 #: not planned (tests/conftest.py, `unplanned`).
-ONLY: dict[str, str] = {}
+ONLY: dict[str, str] = {
+    **dict.fromkeys(("maintain/write_tokens", "idempotency/lookup", "idempotency/purge_expired", "idempotency/claim",
+                     "keys/create", "keys/revoke", "keys/touch",
+                     "changes/since", "changes/next_instant_store", "changes/next_instant_fenced"), "clean"),
+    # After the order's lock, a capsule's lock, the rows a write created, or the statement that locks a set.
+    **dict.fromkeys(("capsules/update", "capsules/create_supersedes", "order/ords", "order/forward", "order/backward",
+                     "order/set_ords", "order/set_marks", "order/interval", "order/create_blocks",
+                     "maintain/refresh_readiness", "maintain/refresh_counted", "maintain/add_to_tallies",
+                     "maintain/blocked_targets", "maintain/superseded_targets", "aliases/store",
+                     "sessions/previous_handoffs", "sessions/finish", "changes/affected", "changes/mark",
+                     "idempotency/record"), "changed"),
+}
 
 
 def planned_in(name: str) -> tuple[bool, ...]:
@@ -98,9 +110,11 @@ def planned_in(name: str) -> tuple[bool, ...]:
 
 
 def unplanned(ran: set[tuple[str, bool]]) -> set[tuple[str, bool]]:
-    """Which of `ran` (statement, its transaction had changed something) the warm-up does not plan."""
-    warmed = {name for name, _ in STATEMENTS}
-    return {(name, changed) for name, changed in ran if name in warmed and changed not in planned_in(name)}
+    """Which of `ran` (statement, its transaction had changed something) the warm-up does not plan.
+    Only write statements count: the pack's reads are planned clean by GraphService.warm and after
+    a change here (`_pack_reads`), the other reads are not warmed at all."""
+    writes = {name for name, _ in STATEMENTS}
+    return {(name, changed) for name, changed in ran if name in writes and changed not in planned_in(name)}
 
 
 class _RollBack(Exception):
@@ -123,25 +137,39 @@ def _pack_reads() -> list[tuple[str, dict[str, Any]]]:
     return reads
 
 
-def _plan_all(tx: ManagedTransaction, after_a_change: bool) -> None:
-    if after_a_change:
-        tx.run("CREATE ()").consume()
+def _plan_after_a_change(tx: ManagedTransaction) -> None:
+    setattr(tx, "_graphsvc_warming", True)  # not a write's real run (store.db.plan_observer)
+    tx.run("CREATE ()").consume()
     for name, params in STATEMENTS:
-        if after_a_change in planned_in(name):
+        if True in planned_in(name):
             run(tx, name, **params)
-    if after_a_change:
-        for name, params in _pack_reads():
-            run(tx, name, **params)
+    for name, params in _pack_reads():
+        run(tx, name, **params)
+    raise _RollBack
+
+
+def _plan_clean(tx: ManagedTransaction, name: str, params: dict[str, Any]) -> None:
+    setattr(tx, "_graphsvc_warming", True)
+    run(tx, name, **params)
     raise _RollBack
 
 
 def warm_write_plans(db: Database, after_a_change: bool | None = None) -> None:
-    """Run every write statement in a clean transaction and after a change, both rolled back
-    (plans cached, nothing stored); only one of the two when `after_a_change` says which (the
-    two are independent: a re-warm runs them side by side)."""
+    """Plan every write statement in the transaction states it runs in (`planned_in`), rolled back
+    (plans cached, nothing stored); only one of the two states when `after_a_change` says which
+    (the two are independent: a re-warm runs them side by side).
+
+    After a change, all run in one transaction that first creates a node. Clean, each runs in a
+    transaction of its own: some of them write even with arguments that match nothing (a tally
+    MERGEd, a key created), and every statement after such a one would be planned for a changed
+    transaction instead."""
     with db.longer_timeout():
         for variant in (False, True) if after_a_change is None else (after_a_change,):
-            try:
-                db.write(lambda tx: _plan_all(tx, variant))
-            except _RollBack:
-                pass
+            works = ([lambda tx: _plan_after_a_change(tx)] if variant else
+                     [lambda tx, name=name, params=params: _plan_clean(tx, name, params)
+                      for name, params in STATEMENTS if False in planned_in(name)])
+            for work in works:
+                try:
+                    db.write(work)
+                except _RollBack:
+                    pass
