@@ -7,15 +7,13 @@ handoffs of each pair form one chain, each superseding the one before it."""
 from __future__ import annotations
 
 import threading
-import time
 from collections import Counter
 from datetime import datetime, timezone
 from typing import Callable
 
-import httpx
-
 from graphsvc.clock import fixed_clock
 from graphsvc.service import GraphService
+from tests.integration.test_claims_race import post
 from tests.integration.test_workers import children, serve
 
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=timezone.utc)
@@ -79,17 +77,6 @@ def test_racing_finishes_in_one_process_leave_one_live_handoff_per_agent_and_pro
         race([finish(session_id) for session_id in sessions])
         assert live_handoffs(db) == Counter({pair: 1 for pair in PAIRS}), f"round {round_}"
     chains_are_single(db)
-
-
-def post(base: str, path: str, body: dict) -> httpx.Response:
-    """A fresh connection per request, so the kernel spreads them over both workers; a 503 (a busy shared
-    machine) is retried, as its Retry-After asks."""
-    for _attempt in range(20):
-        response = httpx.post(base + path, json=body, timeout=60.0)
-        if response.status_code != 503:
-            return response
-        time.sleep(0.2)
-    return response
 
 
 def test_racing_finishes_over_two_workers_leave_one_live_handoff_per_agent_and_project(db, neo4j_target):
