@@ -5,6 +5,8 @@ does not move the id counter, and the 422 names that line."""
 from __future__ import annotations
 
 import json
+import threading
+import time
 from datetime import datetime, timezone
 
 import pytest
@@ -142,3 +144,44 @@ def test_memory_alias_after_an_imports_alias_write_meets_the_merged_set(svc, db,
     assert len(refusals) == 1 and "33 aliases" in refusals[0].message
     assert svc.aliases({})["aliases"][0] == {"term": "cache",
                                              "aliases": sorted([f"c{n}" for n in range(28)] + ["x1", "x2", "x3"])}
+
+
+def test_imports_racing_memory_alias_leave_one_of_them_and_never_33_aliases(svc, db):
+    """Round after round, an import adding 3 aliases and a memory_alias adding 2 other ones run at once over
+    a stored set of 28: each fits alone, not both. Exactly one is refused, and the store is what the other
+    alone would leave: the import's 2 capsules and 31 aliases, or no capsule and 30 aliases."""
+    lines = exported_file(svc)
+    file = lines + [alias_line("cache", ["x1", "x2", "x3"])]
+    stored = [f"c{n}" for n in range(28)]
+    for round_ in range(16):
+        db.wipe_all()
+        svc.alias({"term": "cache", "aliases": stored})
+        start = threading.Barrier(2)
+        refusals: dict[str, InvalidInput] = {}
+
+        def attempt(name: str, call) -> None:
+            start.wait()
+            if name == "alias":  # later each round, so it lands before, inside and after the import's passes
+                time.sleep(round_ * 0.015)
+            try:
+                call()
+            except InvalidInput as refusal:
+                refusals[name] = refusal
+
+        pool = [threading.Thread(target=attempt, args=("import", lambda: svc.import_lines(file))),
+                threading.Thread(target=attempt, args=("alias", lambda: svc.alias({"term": "cache",
+                                                                                     "aliases": ["y1", "y2"]})))]
+        for thread in pool:
+            thread.start()
+        for thread in pool:
+            thread.join(timeout=120)
+        assert not any(thread.is_alive() for thread in pool)
+        assert len(refusals) == 1, f"round {round_}: {refusals}"
+        (refused_one, refusal), = refusals.items()
+        assert "33 aliases" in refusal.message, refusal.message
+        aliases_now = svc.aliases({})["aliases"][0]["aliases"]
+        if refused_one == "import":
+            assert refusal.field == f"line[{len(file)}].alias.aliases"
+            assert capsules_and_edges(db) == (0, 0) and aliases_now == sorted(stored + ["y1", "y2"])
+        else:
+            assert capsules_and_edges(db) == (2, 1) and aliases_now == sorted(stored + ["x1", "x2", "x3"])
