@@ -7,6 +7,16 @@ transaction per batch: reference check, counter, UNWIND create); `--via http` po
 the same batches to POST /v1/capsules through the ASGI app in-process (adds JSON
 and Starlette, no network). Prints one JSON summary; the target is >= 5,000
 capsules/s. `--wipe` empties the database first (never point it at data you keep).
+
+`--aliases N` measures instead what N taught alias sets (SPEC §10) cost the write path: the
+batches run in `--rounds` rounds, interleaved without / with / with / without ... (ABBA, so a
+store growing round by round weighs on both sides alike); before a round with aliases the N sets
+are taught in one import, before a round without they are all removed (bench-only statement).
+It prints each side's capsules/s (median of its rounds) and the ratio with / without; the issue's
+target is a ratio of about 1 (writes at or above today's rate with aliases present). It needs
+`--wipe`, as it removes every alias set:
+
+    NEO4J_URI=... .venv/bin/python -m bench.ingest --n 100000 --wipe --aliases 10000 --rounds 8
 """
 
 from __future__ import annotations
@@ -23,6 +33,7 @@ from typing import Any, Callable
 
 from graphsvc.clock import fixed_clock
 from graphsvc.service import GraphService
+from graphsvc.store.db import run
 
 from .target import bench_database
 
@@ -49,6 +60,12 @@ def http_ingest(service: GraphService) -> tuple[Callable[[dict[str, Any]], Any],
 
     client = TestClient(create_app(service))
     client.__enter__()
+    # The app warms its plans in the background after start-up and answers 503 until then.
+    deadline = time.monotonic() + 120
+    while client.get("/readyz").status_code != 200:
+        if time.monotonic() > deadline:
+            raise SystemExit("the app did not become ready within 120 s")
+        time.sleep(0.2)
 
     def send(body: dict[str, Any]) -> Any:
         response = client.post("/v1/capsules", json=body)
@@ -57,6 +74,53 @@ def http_ingest(service: GraphService) -> tuple[Callable[[dict[str, Any]], Any],
         return response.json()
 
     return send, lambda: client.__exit__(None, None, None)
+
+
+def alias_lines(count: int) -> list[str]:
+    """`count` alias sets as import lines: terms of the capsules' words, a third store-wide, the rest
+    under the projects' prefixes, two aliases each."""
+    lines = []
+    for n in range(count):
+        scope = {} if n % 3 == 0 else {"project_prefix": f"p{n % 10:02d}"}
+        term = f"{WORDS[n % len(WORDS)]} {n}"
+        lines.append(json.dumps({"alias": {"term": term, "aliases": [f"alias{n}", f"{WORDS[(n + 1) % len(WORDS)]}{n}"],
+                                           **scope}}))
+    return lines
+
+
+def alias_rounds(service: GraphService, send: Callable[[dict[str, Any]], Any], bodies: list[dict[str, Any]],
+                 aliases: int, rounds: int) -> dict[str, Any]:
+    """The batches split into `rounds` rounds, ABBA without/with aliases; capsules/s of each round."""
+    lines = alias_lines(aliases)
+    send(bodies[0])  # untimed: the first batch pays for cold caches, which would count against one side
+    bodies = bodies[1:]
+    per_round = -(-len(bodies) // rounds)
+    sides: dict[str, list[float]] = {"without": [], "with": []}
+    for index in range(rounds):
+        chunk = bodies[index * per_round:(index + 1) * per_round]
+        if not chunk:
+            break
+        side = "with" if index % 4 in (1, 2) else "without"
+        if side == "with":
+            service.import_lines(lines)  # teaching a set twice changes nothing: the N sets, once
+        else:
+            service.db.write(lambda tx: run(tx, "bench/delete_aliases"))
+        stored = len(service.aliases({})["aliases"])  # store-wide ones only: the check is "some" or "none"
+        assert (stored > 0) == (side == "with" and aliases > 0), (side, stored)
+        began = time.perf_counter()
+        for body in chunk:
+            send(body)
+        sides[side].append(sum(len(body["items"]) for body in chunk) / (time.perf_counter() - began))
+    rates = {side: round(statistics.median(values), 1) if values else None for side, values in sides.items()}
+    return {
+        "benchmark": "ingest_aliases",
+        "aliases": aliases,
+        "rounds": {side: [round(value, 1) for value in values] for side, values in sides.items()},
+        "capsules_per_s_without": rates["without"],
+        "capsules_per_s_with": rates["with"],
+        "ratio_with_over_without": round(rates["with"] / rates["without"], 3)
+        if rates["with"] and rates["without"] else None,
+    }
 
 
 def relate(service: GraphService, rng: random.Random, tasks: list[str], count: int) -> float:
@@ -84,7 +148,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--relate", type=int, default=0,
                         help="then add this many BLOCKS edges among the ingested tasks, 1000 per relate call "
                              "(90%% old -> new, 10%% against the id order, which reorders)")
+    parser.add_argument("--aliases", type=int, default=0,
+                        help="compare ingest with this many taught alias sets against none, interleaved "
+                             "(needs --wipe: it removes every alias set)")
+    parser.add_argument("--rounds", type=int, default=8,
+                        help="with --aliases: rounds, ABBA without/with (the first batch runs untimed before them)")
     args = parser.parse_args(argv)
+    if args.aliases and not args.wipe:
+        parser.error("--aliases removes every alias set between rounds: give --wipe (a store you do not keep)")
+    if args.aliases and args.rounds < 2:
+        parser.error("--rounds must be at least 2 (one without aliases, one with)")
 
     db = bench_database()
     db.timeout = 60.0
@@ -100,6 +173,16 @@ def main(argv: list[str] | None = None) -> int:
     # The synthetic batches are made before the clock starts: the figure is the service's
     # throughput, not this client's random text generation (~20% of the time when it was inside).
     bodies = [{"items": batch_items(rng, start, min(args.batch, args.n - start))} for start in range(0, args.n, args.batch)]
+    if args.aliases:
+        try:
+            summary = alias_rounds(service, send, bodies, args.aliases, args.rounds)
+        finally:
+            close()
+        db.close()
+        summary.update({"via": args.via, "neo4j_uri": db.uri, "capsules": args.n, "batch": args.batch,
+                        "cpu_count": os.cpu_count()})
+        print(json.dumps(summary, indent=2))
+        return 0
     began = time.perf_counter()
     try:
         for body in bodies:

@@ -29,7 +29,8 @@ FOR (k:IdempotencyKey) ON (k.expires_at);
 CREATE INDEX blocks_closes_loop IF NOT EXISTS
 FOR ()-[r:BLOCKS]-() ON (r.closes_loop);
 
-// ... and the store records its schema version and the lock BLOCKS insertions take.
+// ... and the store records its schema version and the locks that BLOCKS insertions ('blocks_order') and
+// handoff finishes (one per agent and project, graphsvc.store.sessions) take.
 CREATE CONSTRAINT schema_version_name_unique IF NOT EXISTS
 FOR (v:SchemaVersion) REQUIRE v.name IS UNIQUE;
 

@@ -77,6 +77,15 @@ def stored_sets(tx: ManagedTransaction, keys: list[str]) -> dict[str, list[str]]
     return {r["key"]: list(r["aliases"]) for r in run(tx, "aliases/by_keys", keys=keys)}
 
 
+def lock_sets(tx: ManagedTransaction, requests: list[AliasRequest]) -> dict[str, list[str]]:
+    """Lock the nodes these requests write (creating empty ones), in key order so two importers take
+    them in one order, and return their stored sets by `node_key`: read under the lock, no
+    memory_alias can change them before `tx` ends."""
+    nodes = {node_key(request): (request.project_prefix or "", alias_key(request.term)) for request in requests}
+    return {key: list(run(tx, "aliases/lock", key=key, scope=scope, term=term)[0]["aliases"])
+            for key, (scope, term) in sorted(nodes.items())}
+
+
 def _teach(tx: ManagedTransaction, request: AliasRequest) -> dict[str, Any]:
     scope, term = request.project_prefix or "", alias_key(request.term)
     refused = self_alias(request)

@@ -1,14 +1,16 @@
 """SPEC §11 sessions and handoff: `(:Session)-[:HANDED_OFF]->(:Capsule:Handoff)`.
 
 Start opens a `(:Session {id: 'ses-<n>', agent, project_id, started_at})`. Finish, in ONE write
-transaction: locks the session, stores the handoff as a capsule of kind `handoff` in the session's
-project through the ordinary ingest (so it is maintained, exported and read like any capsule),
-superseding every live handoff of the same agent in that project, links it to the session, records
-the session's `agent` on it and closes the session with the hash of the finish request. The previous
-handoffs are found on the capsules by their `agent` (schema v5), not through the sessions: sessions
-are not exported, so a store restored from an export holds the handoffs alone, and the next finish
-must still supersede them. Finishing again with the same request answers what the first finish did
-and writes nothing (idempotent); with another request it is a 409 naming the session; an unknown
+transaction: locks the session, then the agent's handoffs in its project (a `GraphsvcLock` named by
+agent and project, so finishes of two sessions of one agent and project serialise and the later one
+supersedes the earlier one's handoff: exactly one stays live), stores the handoff as a capsule of kind
+`handoff` in the session's project through the ordinary ingest (so it is maintained, exported and read
+like any capsule), superseding every live handoff of the same agent in that project, links it to the
+session, records the session's `agent` on it and closes the session with the hash of the finish request.
+The previous handoffs are found on the capsules by their `agent` (schema v5), not through the sessions:
+sessions are not exported, so a store restored from an export holds the handoffs alone, and the next
+finish must still supersede them. Finishing again with the same request answers what the first finish
+did and writes nothing (idempotent); with another request it is a 409 naming the session; an unknown
 session is a 404.
 
 The handoff's content is the handoff text, then the next steps as a "Next steps:" list. A handoff
@@ -43,6 +45,11 @@ def _finish_hash(request: SessionFinish) -> str:
     return hashlib.sha256(canonical.encode("ascii")).hexdigest()
 
 
+def handoff_lock(agent: str, project_id: str) -> str:
+    """The name of the lock of an agent's handoffs in a project (JSON: no two pairs share one)."""
+    return "handoffs " + json.dumps([agent, project_id], ensure_ascii=True, separators=(",", ":"))
+
+
 def _finish(tx: ManagedTransaction, request: SessionFinish, now: datetime,
             visible: Callable[[str], bool], provenance: dict[str, str]) -> dict[str, Any]:
     rows = run(tx, "sessions/lock", id=request.session_id)
@@ -56,6 +63,7 @@ def _finish(tx: ManagedTransaction, request: SessionFinish, now: datetime,
             return {"session_id": request.session_id, "handoff_id": session["handoff_id"]}
         raise Conflict(f"session {request.session_id} is already finished with another handoff "
                        f"({session['handoff_id']}); start a new session to leave a new one", field="session_id")
+    run(tx, "sessions/lock_handoffs", key=handoff_lock(session["agent"], session["project_id"]))
     previous = [r["id"] for r in run(tx, "sessions/previous_handoffs", agent=session["agent"],
                                      project_id=session["project_id"])]
     capsule = CapsuleIn(project_id=session["project_id"], kind="handoff", content=request.handoff_text(),

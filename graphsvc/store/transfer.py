@@ -16,7 +16,7 @@ arrays of seqs, kinds and edge ends (`_Index`), so memory grows by a few bytes p
    holds few of them: they are kept as they are). Alias lines meet memory_alias's rules here: an
    alias that folds to its own term, or more than 32 aliases for one term and scope once the
    file's lines are merged, is a 422 naming its line; so is a set that would pass 32 once merged
-   with the stored one, read before anything is written.
+   with the stored one, read before anything is written (and checked again when written, 3.).
 2. Raise the id counter to the largest seq of the file (first, so an ingest can never take an id
    of the file from here on; it takes the counter's lock, so an ingest that took ids before has
    committed and is seen), then compare the file's capsules with the store, IMPORT_CHUNK at a time.
@@ -30,13 +30,16 @@ arrays of seqs, kinds and edge ends (`_Index`), so memory grows by a few bytes p
    counter stays: ids are never reused). So is a BLOCKS order position (`ord`) the file's order
    gives one of its new tasks that a stored capsule holds already, which happens only when some
    of the file's capsules were stored by something other than an earlier run of this import.
-3. Write, one transaction per chunk: the capsules not yet stored (UNWIND, IMPORT_CHUNK rows: a
-   single transaction for a large file exceeds db.memory.transaction.total.max), the edges not
-   yet stored (MERGE; BLOCKS through graphsvc.store.blocks_order), then the maintained state of
-   every capsule of the file (it depends on all of them, and an interrupted run may have stopped
-   before it), then the alias sets, merged into those stored (graphsvc.store.aliases: teaching a
-   set twice changes nothing). The answer counts what was written and, apart, what was
-   `already_present`; `aliases` when the file has alias lines.
+3. Write: first the alias sets, in one transaction that locks their nodes (graphsvc.store.aliases),
+   checks the 32 again on the sets as locked and merges the file's into them (teaching a set twice
+   changes nothing). A memory_alias that grew a set since pass 1's read is seen there: the 422
+   names the line and, as for a 409, only the raised counter was written; one that comes after
+   meets the imported set in its own check. Then, one transaction per chunk, the capsules not yet
+   stored (UNWIND, IMPORT_CHUNK rows: a single transaction for a large file exceeds
+   db.memory.transaction.total.max), the edges not yet stored (MERGE; BLOCKS through
+   graphsvc.store.blocks_order), then the maintained state of every capsule of the file (it
+   depends on all of them, and an interrupted run may have stopped before it). The answer counts
+   what was written and, apart, what was `already_present`; `aliases` when the file has alias lines.
 
 An import that stops part way (its process killed, Neo4j gone, its HTTP client gone: see
 graphsvc.watch) keeps the chunks it committed, and running it again completes it: what it wrote
@@ -517,14 +520,21 @@ def _validate(source: Source, watch: Watch) -> _Index:
 def _check_alias_counts(index: _Index, stored: dict[str, list[str]]) -> None:
     """The alias lines merged in file order over the `stored` sets (graphsvc.store.aliases.stored_sets):
     422 naming the first line that leaves a term more than MAX_ALIASES aliases in its scope. Run on
-    the file alone in pass 1 and over the store before the first write, so such a file writes nothing
-    (the write's own check then only meets a set a concurrent memory_alias grew in between)."""
+    the file alone in pass 1, over the store before the first write, so such a file writes nothing,
+    and over the locked sets in the transaction that writes them (`_write_aliases`)."""
     sets: dict[str, list[str]] = {}
     for number, request in zip(index.alias_lines, index.aliases):
         key = aliases.node_key(request)
         sets[key] = aliases.merged(sets.get(key, stored.get(key, [])), request)
         if len(sets[key]) > MAX_ALIASES:
             raise _invalid(number, "alias.aliases", aliases.too_many(alias_key(request.term), len(sets[key])))
+
+
+def _write_aliases(tx: ManagedTransaction, index: _Index) -> None:
+    """The file's alias sets merged into the stored ones, checked on the sets as locked: a concurrent
+    memory_alias either committed before (and is counted here) or waits and meets the merged set."""
+    _check_alias_counts(index, aliases.lock_sets(tx, index.aliases))
+    aliases.import_sets(tx, index.aliases)
 
 
 def _check_stored_aliases(db: Database, index: _Index) -> None:
@@ -704,10 +714,16 @@ def _refresh(tx: ManagedTransaction, ids: list[str], dag: list[str]) -> None:
 
 def _write(db: Database, source: Source, index: _Index, order: dict[str, Any], present: bytearray,
            progress: Any, watch: Watch, seal: Callable[[dict[str, Any]], Wrap] | None) -> dict[str, Any]:
-    """Pass 3: the capsules not yet stored, then the edges not yet stored, then the maintained state
+    """Pass 3: the alias sets (their count checked again under their locks, before any capsule is
+    written), the capsules not yet stored, then the edges not yet stored, then the maintained state
     of every capsule of the file (it depends on all of them). `seal(summary)` wraps the last
     transaction: the answer is complete by then."""
-    summary = {"capsules": 0, "edges": 0, "already_present": {"capsules": 0, "edges": 0}}
+    summary: dict[str, Any] = {"capsules": 0, "edges": 0, "already_present": {"capsules": 0, "edges": 0}}
+    if index.aliases:
+        summary["aliases"] = len(index.aliases)
+        last = not index.seqs
+        watch.step()
+        db.write(within(seal(summary) if last and seal is not None else None, lambda tx: _write_aliases(tx, index)))
 
     def stopped() -> None:
         # Not watch.step(): that marks a step, and the surfaces bound the time between two steps
@@ -747,13 +763,9 @@ def _write(db: Database, source: Source, index: _Index, order: dict[str, Any], p
     for start in range(0, count, IMPORT_CHUNK):
         ids = [f"cap-{seq}" for seq in index.seqs[start:start + IMPORT_CHUNK]]
         dag = [capsule_id for offset, capsule_id in enumerate(ids) if index.is_dag(start + offset)]
-        last = start + IMPORT_CHUNK >= count and not index.aliases
+        last = start + IMPORT_CHUNK >= count
         watch.step()
         db.write(within(seal(summary) if last and seal is not None else None, lambda tx: _refresh(tx, ids, dag)))
-    if index.aliases:
-        summary["aliases"] = len(index.aliases)
-        watch.step()
-        db.write(within(seal(summary) if seal is not None else None, lambda tx: aliases.import_sets(tx, index.aliases)))
     return summary
 
 

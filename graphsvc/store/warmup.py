@@ -78,6 +78,7 @@ STATEMENTS: tuple[tuple[str, dict[str, Any]], ...] = (
     ("capsules/allocate_ids", {"count": 0}),
     ("aliases/lock", {"key": "graphsvc-warm-up", "scope": "", "term": "warm"}),
     ("sessions/start", {"agent": "graphsvc-warm-up", "project_id": _NOWHERE, "now": _NOW}),
+    ("sessions/lock_handoffs", {"key": "graphsvc-warm-up"}),
     ("order/lock", {}),
     ("changes/mark", {"project_ids": ["graphsvc-warm-up"]}),
 )

@@ -9,7 +9,7 @@ import json
 import os
 import subprocess
 import sys
-from datetime import datetime, timedelta, timezone
+from datetime import timedelta
 
 import pytest
 
@@ -20,39 +20,24 @@ from graphsvc.service import GraphService
 from graphsvc.store.idempotency import IdempotencyKey
 from graphsvc.surfaces.http.app import create_app
 from tests.integration.live_server import started_client
-
-NOW = datetime(2026, 12, 1, 12, 0, tzinfo=timezone.utc)
-
-
-class Clock:
-    def __init__(self, now: datetime):
-        self.now = now
-
-    def __call__(self) -> datetime:
-        return self.now
+from tests.integration.service_support import NOW
 
 
 @pytest.fixture
-def clock() -> Clock:
-    return Clock(NOW)
-
-
-@pytest.fixture
-def svc(db, clock) -> GraphService:
+def svc(svc) -> GraphService:
     """p: cap-1..cap-3 ready (cap-1 freshest last: ingest order = decay order ties broken by id), cap-4
     blocked by cap-1, cap-5 a decision; q: cap-6 ready."""
-    service = GraphService(db, clock=clock)
-    service.ingest({"items": [
+    svc.ingest({"items": [
         {"project_id": "p", "kind": "task", "content": "alpha task"},
         {"project_id": "p", "kind": "task", "content": "beta task"},
         {"project_id": "p", "kind": "epic", "content": "gamma epic"},
     ]})
-    service.ingest({"items": [
+    svc.ingest({"items": [
         {"project_id": "p", "kind": "task", "content": "delta task", "blocked_by": ["cap-1"]},
         {"project_id": "p", "kind": "decision", "content": "a decision"},
         {"project_id": "q", "kind": "task", "content": "q task"},
     ]})
-    return service
+    return svc
 
 
 def lease_of(db, capsule_id: str) -> dict:

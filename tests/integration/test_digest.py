@@ -4,7 +4,7 @@ and newest sections equal a pure-Python reading of the store the test wrote, and
 from __future__ import annotations
 
 import math
-from datetime import datetime, timedelta, timezone
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -13,30 +13,12 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from graphsvc.core.canonical import canonical_json
 from graphsvc.errors import BadRequest
 from graphsvc.service import GraphService
+from tests.integration.service_support import NOW, Clock
 
-NOW = datetime(2026, 12, 1, 12, 0, tzinfo=timezone.utc)
 PROJECTS = ("p", "p/x", "q")
 KINDS = ("task", "task", "epic", "fact", "decision")
 FENCES = ({}, {"project_id": "p"}, {"project_prefix": "p"}, {"project_id": "q"})
 HUGE = 1_000_000
-
-
-class Clock:
-    def __init__(self, now: datetime):
-        self.now = now
-
-    def __call__(self) -> datetime:
-        return self.now
-
-
-@pytest.fixture
-def clock() -> Clock:
-    return Clock(NOW)
-
-
-@pytest.fixture
-def svc(db, clock) -> GraphService:
-    return GraphService(db, clock=clock)
 
 
 specs = st.fixed_dictionaries({

@@ -33,6 +33,7 @@ from graphsvc.core.textmatch import text_tokens
 from graphsvc.store.maintain import SCHEMA_VERSION, stored_token
 from graphsvc.store.migrate import migrate, schema_state, verify
 
+from .migration_support import V4_TERM_INDEXES, CrashingPage, as_v4_left_the_indexes, fulltext_index_names
 from .oracle import assert_maintained, describe_drift, oracle_pack, pack_diff
 
 T0 = datetime(2026, 6, 1, 12, 0, tzinfo=timezone.utc)
@@ -584,17 +585,7 @@ def test_an_interrupted_migration_resumes_after_its_last_committed_page(db, monk
     now = T0 + timedelta(days=40)
     ids = write_v1_store(db, now)
     monkeypatch.setattr(migrate_module, "PAGE", 2)
-    real_page = migrate_module._migrate_page
-    calls: list[int] = []
-    crash = {"on_call": 2}
-
-    def flaky_page(tx, after):
-        calls.append(after)
-        if len(calls) == crash["on_call"]:
-            raise RuntimeError("simulated crash while writing the 2nd page")
-        return real_page(tx, after)
-
-    monkeypatch.setattr(migrate_module, "_migrate_page", flaky_page)
+    page = CrashingPage(monkeypatch, "_migrate_page", crash_on=2)
     with pytest.raises(RuntimeError, match="simulated crash"):
         migrate(db)
     interrupted = schema_state(db)
@@ -602,10 +593,9 @@ def test_an_interrupted_migration_resumes_after_its_last_committed_page(db, monk
     assert interrupted["pages_after"] == 2, interrupted  # page 1 (cap-1, cap-2) committed, page 2 did not
     assert not verify(db).clean
 
-    crash["on_call"] = -1
-    calls.clear()
+    page.heal()
     done = migrate(db)
-    assert calls[0] == 2, f"the rerun must resume after the committed page, not restart: {calls}"
+    assert page.calls[0] == 2, f"the rerun must resume after the committed page, not restart: {page.calls}"
     assert done == {"from": 1, "to": SCHEMA_VERSION, "capsules": len(ids) - 2}
     assert schema_state(db)["version"] == SCHEMA_VERSION
     assert_maintained(db, context="after the resumed migration")
@@ -717,21 +707,11 @@ def test_an_interrupted_v3_migration_resumes_and_one_another_version_left_restar
     now = T0 + timedelta(days=40)
     long_ids, total = write_v3_store_with_long_tokens(db, now)
     monkeypatch.setattr(migrate_module, "PAGE", 4)
-    real_page = migrate_module._mark_long_tokens_page
-    calls: list[int] = []
-
-    def flaky_page(tx, after):
-        calls.append(after)
-        if len(calls) == 2:
-            raise RuntimeError("simulated crash while writing the 2nd page")
-        return real_page(tx, after)
-
-    monkeypatch.setattr(migrate_module, "_mark_long_tokens_page", flaky_page)
+    page = CrashingPage(monkeypatch, "_mark_long_tokens_page", crash_on=2)
     with pytest.raises(RuntimeError, match="simulated crash"):
         migrate(db)
     assert schema_state(db)["pages_after"] == 4 and schema_state(db)["version"] == 3
-    calls.clear()
-    monkeypatch.setattr(migrate_module, "_mark_long_tokens_page", real_page)
+    page.heal()
     assert migrate(db)["capsules"] == len(total) - 4
     assert_maintained(db, context="after the resumed v3 -> v4 migration")
 
@@ -741,27 +721,6 @@ def test_an_interrupted_v3_migration_resumes_and_one_another_version_left_restar
     db._driver.execute_query("MATCH (c:Capsule) WHERE c.id IN $ids SET c.tokens = [$long]", ids=long_ids, long=LONG)
     assert migrate(db)["capsules"] == len(total)
     assert_maintained(db, context="after restarting another version's migration")
-
-
-#: Schema v4's full-text term indexes (one per kind family) and the labels each held.
-V4_TERM_INDEXES = {"constraint_terms": "Constraint", "decision_terms": "Decision",
-                   "failure_pattern_terms": "FailurePattern", "task_terms": "Task|Epic",
-                   "other_terms": "Fact|Procedure|Doc|Capability|Brainstorm|Handoff"}
-
-
-def fulltext_index_names(db) -> set[str]:
-    return {r["name"] for r in db._driver.execute_query("SHOW FULLTEXT INDEXES YIELD name").records}
-
-
-def as_v4_left_the_indexes(db) -> None:
-    """The term indexes as schema v4 left a store: five, one per kind family, and no capsule_terms."""
-    run = db._driver.execute_query
-    run("DROP INDEX capsule_terms IF EXISTS")
-    for name, labels in V4_TERM_INDEXES.items():
-        run(f"CREATE FULLTEXT INDEX {name} IF NOT EXISTS FOR (c:{labels}) ON EACH [c.tokens, c.project_id] "
-            "OPTIONS {indexConfig: {`fulltext.analyzer`: 'whitespace'}}")
-    run("CALL db.awaitIndexes(60)")
-    run("MATCH (v:SchemaVersion {name: 'graphsvc'}) SET v.version = 4")
 
 
 #: Packs and retrieves over every section and kind, fenced and not, after the index swap.

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
@@ -23,21 +23,11 @@ from graphsvc.core.textmatch import tokenize
 from graphsvc.errors import BadRequest, IdempotencyKeyReused, InvalidInput
 from graphsvc.service import GraphService
 from graphsvc.store.idempotency import IdempotencyKey
+from tests.integration.service_support import NOW, Clock
 
-NOW = datetime(2026, 12, 1, 12, 0, tzinfo=timezone.utc)
 VOCAB = ("alpha", "beta", "gamma", "pg", "postgres", "db", "cache")
 PROJECTS = ("p", "p/x", "q")
 KINDS = ("fact", "decision", "task", "constraint", "doc", "failure_pattern")
-
-
-class Clock:
-    """A settable clock: capsules are written at chosen instants, retrieves read at NOW."""
-
-    def __init__(self, now: datetime):
-        self.now = now
-
-    def __call__(self) -> datetime:
-        return self.now
 
 
 @dataclass
@@ -127,16 +117,6 @@ def observed(answer: dict[str, Any]) -> dict[str, Any]:
     return {"outcome": answer["outcome"], "results_total": answer["results_total"],
             "excluded": answer.get("excluded", {}),
             "rows": [(row["id"], row["matched_terms"]) for row in answer.get("results", [])]}
-
-
-@pytest.fixture
-def clock() -> Clock:
-    return Clock(NOW)
-
-
-@pytest.fixture
-def svc(db, clock) -> GraphService:
-    return GraphService(db, clock=clock)
 
 
 def retrieve(svc: GraphService, clock: Clock, request: dict[str, Any]) -> dict[str, Any]:

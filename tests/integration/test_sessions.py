@@ -5,7 +5,7 @@ bootstrap never shows it, finishing is idempotent, and the surfaces agree."""
 from __future__ import annotations
 
 import json
-from datetime import datetime, timedelta, timezone
+from datetime import timedelta
 
 import pytest
 
@@ -13,32 +13,17 @@ from graphsvc.core.canonical import canonical_json
 from graphsvc.errors import Conflict, InvalidInput, NotFound
 from graphsvc.service import GraphService
 from graphsvc.store.idempotency import IdempotencyKey
-
-NOW = datetime(2026, 12, 1, 12, 0, tzinfo=timezone.utc)
-
-
-class Clock:
-    def __init__(self, now: datetime):
-        self.now = now
-
-    def __call__(self) -> datetime:
-        return self.now
+from tests.integration.service_support import NOW
 
 
 @pytest.fixture
-def clock() -> Clock:
-    return Clock(NOW)
-
-
-@pytest.fixture
-def svc(db, clock) -> GraphService:
-    service = GraphService(db, clock=clock)
-    service.ingest({"items": [
+def svc(svc) -> GraphService:
+    svc.ingest({"items": [
         {"project_id": "p", "kind": "constraint", "content": "Never drop tables"},
         {"project_id": "p", "kind": "task", "content": "Design the cart"},
         {"project_id": "p", "kind": "decision", "content": "Carts live in Postgres"},
     ]})
-    return service
+    return svc
 
 
 def handoff_of(db, capsule_id: str) -> dict:

@@ -31,6 +31,7 @@ from graphsvc.surfaces.http.app import create_app
 
 from .keys_support import bearer, make_key
 from .live_server import LiveServer
+from .migration_support import CrashingPage, as_v4
 from .oracle import assert_maintained, describe_drift
 
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=timezone.utc)
@@ -101,15 +102,6 @@ def answers(service: GraphService) -> dict[str, str]:
     got["export"] = list(service.export_lines())
     return {name: canonical_json(value) if not isinstance(value, list) else "\n".join(value)
             for name, value in got.items()}
-
-
-def as_v4(db) -> None:
-    """Leave the store as schema v4 would have: no `agent` on handoffs, version 4, v4's session index."""
-    run = db._driver.execute_query
-    run("MATCH (h:Handoff) REMOVE h.agent")
-    run("MATCH (v:SchemaVersion {name: 'graphsvc'}) SET v.version = 4")
-    run("DROP INDEX handoff_agent_project IF EXISTS")
-    run("CREATE INDEX session_agent_project IF NOT EXISTS FOR (s:Session) ON (s.agent, s.project_id)")
 
 
 def indexes(db) -> set[str]:
@@ -194,17 +186,7 @@ def test_an_interrupted_v4_migration_resumes_after_its_last_committed_page(db, w
     store, before = written
     as_v4(db)
     monkeypatch.setattr(migrate_module, "PAGE", 2)
-    real_page = migrate_module._handoff_agents_page
-    calls: list[int] = []
-    crash = {"on_call": 2}
-
-    def flaky_page(tx, after):
-        calls.append(after)
-        if len(calls) == crash["on_call"]:
-            raise RuntimeError("simulated crash while writing the 2nd page")
-        return real_page(tx, after)
-
-    monkeypatch.setattr(migrate_module, "_handoff_agents_page", flaky_page)
+    page = CrashingPage(monkeypatch, "_handoff_agents_page", crash_on=2)
     with pytest.raises(RuntimeError, match="simulated crash"):
         migrate(db)
     state = schema_state(db)
@@ -213,10 +195,9 @@ def test_an_interrupted_v4_migration_resumes_after_its_last_committed_page(db, w
     assert state["pages_after"] == int(first_two[-1][4:])
     assert sorted(verify(db).fields["agent"]) == sorted(set(store["handoffs"]) - set(first_two))
 
-    crash["on_call"] = -1
-    calls.clear()
+    page.heal()
     done = migrate(db)
-    assert calls[0] == state["pages_after"], f"the rerun must resume after the committed page: {calls}"
+    assert page.calls[0] == state["pages_after"], f"the rerun must resume after the committed page: {page.calls}"
     assert done == {"from": 4, "to": SCHEMA_VERSION, "capsules": 3}
     assert verify(db).clean
     assert answers(GraphService(db, clock=fixed_clock(NOW))) == before
