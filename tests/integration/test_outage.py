@@ -303,11 +303,6 @@ def test_frozen_neo4j_gives_fast_503_instead_of_a_hang(neo4j, service, capsys):
     response = until_ok(service, "POST", "/v1/memory_bootstrap", {"project_id": "outage"})
     took = time.monotonic() - began
     assert response.status_code == 200, response.text
-    # The ingest answered 503 during the freeze was abandoned: its thread, unblocked by the thaw,
-    # rolled back instead of writing what its caller was told had failed.
-    time.sleep(2.0)  # time for such a thread to commit, were it allowed to
-    listed = until_ok(service, "GET", "/v1/capsules?project_id=outage")
-    assert "written during the outage" not in listed.text, listed.text
     with capsys.disabled():
         print(f"\n[outage] frozen Neo4j: 503 in {max(elapsed):.3f}s (worst of {len(elapsed)} routes); "
               f"/healthz p99 {1000 * waits[int(0.99 * (len(waits) - 1))]:.1f} ms of {len(waits)} probes; "
