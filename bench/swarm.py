@@ -11,12 +11,13 @@ done (`PATCH /v1/capsules/{id}`). One agent in eight also asks for its pack (`ag
 two tasks, so packs are measured under the claim load. `--dying` agents claim one task each, with
 `--lease-s`, and then stop without a word: another agent must get that task once the lease runs out.
 
-It reports tasks done per second, claim and pack percentiles, double claims (a task claimed by a
-second agent while the first agent's lease was live and not ended: must be 0), tasks marked done by
-two agents (must be 0), and how long each dead agent's task waited before another agent took it
-(about its lease). Every claim answer is logged with the time it was received, so the checks are
-made on what the agents were told, not on the store afterwards. Uses the local `bench` Neo4j unless
-NEO4J_URI is set; the store is wiped first.
+It reports tasks done per second, claim percentiles (all of them, and the refused and the taken
+apart) and pack percentiles, double claims (a task claimed by a second agent while the first
+agent's lease was live and not ended: must be 0), tasks marked done by two agents (must be 0), and
+how long each dead agent's task waited before another agent took it (about its lease). Every claim
+answer is logged with the time it was received, so the checks are made on what the agents were
+told, not on the store afterwards. Uses the local `bench` Neo4j unless NEO4J_URI is set; the store
+is wiped first.
 """
 
 from __future__ import annotations
@@ -86,7 +87,11 @@ async def agent(port: int, name: str, stop_at: float, log: Log, rng: random.Rand
             began = time.perf_counter()
             status, body = await conn.request("POST", "/v1/memory_claim",
                                               {"agent": name, "project_id": PROJECT, "lease_s": lease_s})
-            log.ms.setdefault("claim", []).append(1000 * (time.perf_counter() - began))
+            took = 1000 * (time.perf_counter() - began)
+            log.ms.setdefault("claim", []).append(took)
+            if status == 200:  # refusals answer from a read, a claim writes: each has its percentiles too
+                outcome = "claim_refused" if json.loads(body)["claimed"] is None else "claim_taken"
+                log.ms.setdefault(outcome, []).append(took)
             if status != 200:
                 log.errors[f"claim {status}"] = log.errors.get(f"claim {status}", 0) + 1
                 await asyncio.sleep(float(conn.retry_after or 0.2))

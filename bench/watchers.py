@@ -13,6 +13,16 @@ over `--scopes` projects, and then:
 
     python -m bench.watchers --watchers 500 --workers 2            # figures (a quiet machine)
     python -m bench.watchers --watchers 8 --idle-s 2 --writes 3    # smoke run
+
+`--ingest-rounds R` measures instead what idle watches cost the writers: R rounds, each a block
+with the N watches open and idle and a block with none, in alternating order (so a shared
+machine's drift hits both alike); each block sends `--ingests` batches of 25 capsules, one after
+the other, into a project no watch covers (the watches stay idle; the poller still sees every
+write's change mark). Reports capsules/s and the p50 / p95 of one batch's ingest per condition, and
+the watched/none ratios (a rate ratio near 1, a latency ratio near 1: watches cost writes nothing).
+
+    python -m bench.watchers --watchers 500 --ingest-rounds 6 --ingests 40   # figures (a quiet machine)
+    python -m bench.watchers --watchers 8 --ingest-rounds 2 --ingests 3 --settle-s 1   # smoke run
 """
 
 from __future__ import annotations
@@ -117,6 +127,94 @@ async def run(args: argparse.Namespace, port: int, service_pid: int) -> dict[str
     }
 
 
+#: Capsules per ingest in the ingest-rate mode (issue 31: "an ingest of 25").
+BATCH = 25
+
+
+async def open_watches(base: str, args: argparse.Namespace, projects: list[str], etags: dict[str, str],
+                       woke: list[tuple[str, float]]) -> tuple[asyncio.Event, list[asyncio.Task], list[httpx.AsyncClient]]:
+    stop = asyncio.Event()
+    clients = [httpx.AsyncClient(base_url=base, timeout=90) for _ in range(args.watchers)]
+    tasks = [asyncio.create_task(watcher(clients[n], projects[n % len(projects)], etags[projects[n % len(projects)]],
+                                         woke, stop, args.wait_s)) for n in range(args.watchers)]
+    return stop, tasks, clients
+
+
+async def close_watches(http: httpx.AsyncClient, stop: asyncio.Event, tasks: list[asyncio.Task],
+                        clients: list[httpx.AsyncClient]) -> float:
+    """End the watches and wait (at most 30 s) until the service counts none; returns the count left."""
+    stop.set()
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+    for client in clients:
+        await client.aclose()
+    left, deadline = 0.0, time.monotonic() + 30
+    while time.monotonic() < deadline:
+        left = metric((await http.get("/metrics")).text, "graphsvc_watchers")
+        if left == 0:
+            break
+        await asyncio.sleep(0.2)
+    return left
+
+
+async def ingest_block(http: httpx.AsyncClient, project: str, batches: int, tag: str) -> tuple[float, list[float]]:
+    """`batches` ingests of BATCH capsules in a row: (seconds taken, each ingest's ms)."""
+    ms: list[float] = []
+    began = time.perf_counter()
+    for n in range(batches):
+        items = [{"project_id": project, "kind": "fact", "content": f"Fact {tag} {n} {i}"} for i in range(BATCH)]
+        sent = time.perf_counter()
+        answer = await http.post("/v1/capsules", json={"items": items})
+        ms.append(1000 * (time.perf_counter() - sent))
+        if answer.status_code != 201:
+            raise SystemExit(f"an ingest failed: {answer.status_code} {answer.text[:300]}")
+    return time.perf_counter() - began, ms
+
+
+def _p(samples: list[float], q: float) -> float | None:
+    ordered = sorted(samples)
+    return round(ordered[min(len(ordered) - 1, int(q * (len(ordered) - 1) + 0.5))], 1) if ordered else None
+
+
+async def ingest_rate(args: argparse.Namespace, port: int) -> dict[str, Any]:
+    base = f"http://127.0.0.1:{port}"
+    projects = [f"watch/{n}" for n in range(args.scopes)]
+    async with httpx.AsyncClient(base_url=base, timeout=90) as http:
+        for project in projects:
+            await http.post("/v1/capsules", json={"project_id": project, "kind": "task", "content": f"Task of {project}"})
+        etags = {p: (await http.post("/v1/memory_bootstrap", json={"project_id": p})).headers["etag"] for p in projects}
+        # One unrecorded block: first plans and first writes are paid before either condition counts.
+        await ingest_block(http, "ingest/warm", max(1, args.ingests // 4), "warm")
+        seconds = {"none": 0.0, "watched": 0.0}
+        ms: dict[str, list[float]] = {"none": [], "watched": []}
+        woke: list[tuple[str, float]] = []
+        lingering = 0.0
+        for round_ in range(args.ingest_rounds):
+            for condition in (("none", "watched") if round_ % 2 == 0 else ("watched", "none")):
+                opened = None
+                if condition == "watched":
+                    opened = await open_watches(base, args, projects, etags, woke)
+                    await asyncio.sleep(args.settle_s)  # every watch registered and waiting
+                took, batch_ms = await ingest_block(http, "ingest/0", args.ingests, f"{round_}-{condition}")
+                seconds[condition] += took
+                ms[condition] += batch_ms
+                if opened is not None:
+                    lingering = max(lingering, await close_watches(http, *opened))
+    result: dict[str, Any] = {"watchers": args.watchers, "workers": args.workers, "scopes": args.scopes,
+                              "rounds": args.ingest_rounds, "ingests_per_block": args.ingests, "batch": BATCH,
+                              "watch_wakes_during_ingests": len(woke), "watches_left_after_close": lingering}
+    for condition in ("none", "watched"):
+        result[condition] = {"capsules_per_s": round(BATCH * len(ms[condition]) / seconds[condition], 1),
+                             "p50_ms": _p(ms[condition], 0.50), "p95_ms": _p(ms[condition], 0.95)}
+    result["ratio_watched_over_none"] = {
+        "capsules_per_s": round(result["watched"]["capsules_per_s"] / result["none"]["capsules_per_s"], 3),
+        "p50_ms": round(result["watched"]["p50_ms"] / result["none"]["p50_ms"], 3),
+        "p95_ms": round(result["watched"]["p95_ms"] / result["none"]["p95_ms"], 3),
+    }
+    return result
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--watchers", type=int, default=500)
@@ -127,6 +225,9 @@ def main() -> None:
     parser.add_argument("--writes", type=int, default=20)
     parser.add_argument("--gap-s", type=float, default=0.5)
     parser.add_argument("--wait-s", type=int, default=60)
+    parser.add_argument("--ingest-rounds", type=int, default=0,
+                        help="measure the ingest rate with N idle watches vs none, in this many interleaved rounds")
+    parser.add_argument("--ingests", type=int, default=40, help="ingests of 25 capsules per block (--ingest-rounds)")
     args = parser.parse_args()
     args.scopes = max(1, min(args.scopes, args.watchers))
     db = bench_database()
@@ -134,7 +235,10 @@ def main() -> None:
     db.close()
     with Service("watchers", ".", {"GRAPHSVC_WORKERS": str(args.workers)}) as service:
         assert service.proc is not None
-        result = asyncio.run(run(args, service.port, service.proc.pid))
+        if args.ingest_rounds > 0:
+            result = asyncio.run(ingest_rate(args, service.port))
+        else:
+            result = asyncio.run(run(args, service.port, service.proc.pid))
     print(json.dumps(result, indent=2))
 
 

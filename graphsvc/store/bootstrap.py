@@ -353,6 +353,26 @@ def read_sections(tx: Any, request: BootstrapRequest, params: dict[str, Any]) ->
     return {**row, **sections}
 
 
+def read_ready(tx: Any, request: BootstrapRequest, params: dict[str, Any],
+               head: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """What memory_claim needs of a pack (SPEC §12), in one transaction: the head row (`head`, when the
+    caller read it already in this transaction) and the ready section's rows, the other sections left
+    empty. The ready rows come from the capped run's statement and arguments, with only the ready
+    section named: the same plan as a pack's, without the constraints, decisions and traps."""
+    if head is None:
+        head_statement, _ = pack_statements(request.project_id, request.project_prefix,
+                                            params["scope"] and tuple(params["scope"]))
+        head = run(tx, head_statement, **params)[0]
+    row = dict(head)
+    _, section_statement = pack_statements(request.project_id, request.project_prefix,
+                                           params["scope"] and tuple(params["scope"]))
+    sections: dict[str, Any] = {section["name"]: [] for section in SECTIONS}
+    if row["fence_projects"]:
+        arguments = {**section_runs(params, row["fence_projects"])[1], "sections": [CAPPED_SECTIONS[0]]}
+        sections.update((record["section"], record["rows"]) for record in run(tx, section_statement, **arguments))
+    return {**row, **sections}
+
+
 def read_inputs(db: Database, request: BootstrapRequest, now: datetime,
                 scope: tuple[str, ...] | None = None) -> PackInputs:
     """The pack's candidate sets and cycle, read in one transaction."""

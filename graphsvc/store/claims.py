@@ -13,12 +13,17 @@ error that the managed transaction retries within the request's bound.
 
 Without `task_id`, the claim takes the first node of the ready order the caller's own pack shows
 (graphsvc.store.bootstrap's statements with the same fence, terms, clock and `agent`, read inside
-the claiming transaction): its own held work first, so claiming again renews (the heartbeat), then
-the ready work nobody holds. A candidate that another claimer took since the read is skipped; when
-every candidate of a read was taken, the pack is read again (the takers have committed, so the next
-read no longer offers them), until a claim succeeds or the pack offers nothing: then the answer is
-`all_held` (others hold ready work) or `nothing_ready`, or `cycle` when the fence holds a live
-cycle (SPEC §3 fails closed whatever is held).
+the claiming transaction: the head and the ready rows, `read_ready`): its own held work first, so
+claiming again renews (the heartbeat), then the ready work nobody holds. A candidate that another
+claimer took since the read is skipped; when every candidate of a read was taken, the pack is read
+again (the takers have committed, so the next read no longer offers them), until a claim succeeds
+or the pack offers nothing: then the answer is `all_held` (others hold ready work) or
+`nothing_ready`, or `cycle` when the fence holds a live cycle (SPEC §3 fails closed whatever is
+held). The pack's head alone decides those three (`nothing_to_claim`), so a claim first reads it in
+a read transaction and answers them without a write transaction (`refusal_without_writing`).
+
+With `task_id`, a live cycle in the fence fails closed too: the answer is the same `cycle` refusal
+(200, `claimed: null`), whichever node is named; otherwise the node is taken or refused with a 409.
 
 `lease_changed` is the one place where a claim or release commits a change of a lease.
 """
@@ -26,7 +31,7 @@ cycle (SPEC §3 fails closed whatever is held).
 from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 from neo4j import ManagedTransaction
 
@@ -36,7 +41,7 @@ from graphsvc.core.timefmt import iso_utc
 from graphsvc.errors import Conflict, NotFound, Unavailable
 from graphsvc.models import BootstrapRequest, ClaimRequest, ReleaseRequest
 from graphsvc.store import changes
-from graphsvc.store.bootstrap import inputs_from_row, read_sections, statement_parameters
+from graphsvc.store.bootstrap import inputs_from_row, live_cycle, pack_statements, read_ready, statement_parameters
 from graphsvc.store.db import Database, run
 from graphsvc.store.idempotency import Wrap, within
 
@@ -112,31 +117,73 @@ def _refusal(row: dict[str, Any], kind: str) -> Conflict:
     return Conflict(message, field="task_id", details=[detail])
 
 
+def _pack_of(request: ClaimRequest) -> BootstrapRequest:
+    """The pack whose ready order a claim follows: the caller's own (same fence, terms and agent)."""
+    return BootstrapRequest(project_id=request.project_id, project_prefix=request.project_prefix,
+                            terms=request.terms, token_budget=0, agent=request.agent)
+
+
+def nothing_to_claim(head: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The answer of a claim without task_id that the pack's head row alone decides, or None.
+
+    The head (cypher/bootstrap/head.cypher) holds all a refusal needs: the fence's live cycle, found
+    as the pack finds it (its edges travel only when the fence holds a live `closes_loop` edge), and
+    `ready_total`, the exact count of the ready nodes the caller's pack can show (its own held
+    nodes included, others' left out). A pack's ready order is empty exactly when that count is 0,
+    so when it is, the claim answers `all_held` (others hold ready work) or `nothing_ready` without
+    reading a ready row."""
+    cycle = live_cycle(head["loop_edges"], head["live_blocked_by"])
+    if cycle is not None:
+        return {"claimed": None, "cycle": cycle, "reason": "cycle"}
+    if head["ready_total"] == 0:
+        return {"claimed": None, "reason": "all_held" if head["held_by_others"] else "nothing_ready"}
+    return None
+
+
+def _head(tx: ManagedTransaction, request: ClaimRequest, now: datetime,
+          scope: tuple[str, ...] | None) -> tuple[BootstrapRequest, dict[str, Any], dict[str, Any]]:
+    pack = _pack_of(request)
+    params = statement_parameters(pack, now, scope)
+    head_statement, _ = pack_statements(pack.project_id, pack.project_prefix, scope)
+    return pack, params, dict(run(tx, head_statement, **params)[0])
+
+
+def refusal_without_writing(db: Database, request: ClaimRequest, now: datetime,
+                            scope: tuple[str, ...] | None = None) -> dict[str, Any] | None:
+    """`nothing_to_claim` in a read transaction: the answer a claim without task_id gives when its
+    fence has no ready node that others do not hold, or None when it may claim one."""
+    return db.read(lambda tx: nothing_to_claim(_head(tx, request, now, scope)[2]))
+
+
 def _claim_task(tx: ManagedTransaction, request: ClaimRequest, now: datetime, key: str | None,
-                visible: Visible) -> dict[str, Any]:
+                visible: Visible, scope: tuple[str, ...] | None) -> dict[str, Any]:
     assert request.task_id is not None
     found = _lookup(tx, request.task_id, visible, lambda project_id: _in_fence(request, project_id, visible))
+    # A live cycle in the fence fails closed whatever is named (SPEC §3, §12): a pack of this fence
+    # shows no ready work, so no node of it is claimed, and the answer names the cycle to repair.
+    head = _head(tx, request, now, scope)[2]
+    cycle = live_cycle(head["loop_edges"], head["live_blocked_by"])
+    if cycle is not None:
+        return {"claimed": None, "cycle": cycle, "reason": "cycle"}
     row = _take(tx, request.task_id, request.agent, now, now + timedelta(seconds=request.lease_s), key)
     if row["refused"] is not None:
         raise _refusal(row, found["kind"])
     return _claimed(row)
 
 
-def _claim_next(tx: ManagedTransaction, request: ClaimRequest, now: datetime, key: str | None,
-                scope: tuple[str, ...] | None) -> dict[str, Any]:
-    pack = BootstrapRequest(project_id=request.project_id, project_prefix=request.project_prefix,
-                            terms=request.terms, token_budget=0, agent=request.agent)
-    params = statement_parameters(pack, now, scope)
+def claim_next(tx: ManagedTransaction, request: ClaimRequest, now: datetime, key: str | None,
+               scope: tuple[str, ...] | None) -> dict[str, Any]:
+    """A claim without task_id in the write transaction `tx`: the caller's pack read (its head and
+    ready rows only), then its ready order taken in turn."""
     until = now + timedelta(seconds=request.lease_s)
     for _ in range(MAX_ROUNDS):
-        sections = read_sections(tx, pack, params)
+        pack, params, head = _head(tx, request, now, scope)
+        refused = nothing_to_claim(head)
+        if refused is not None:
+            return refused
+        sections = read_ready(tx, pack, params, head)
         inputs = inputs_from_row(sections, sections["loop_edges"], params["whole_weight"])
-        if inputs.cycle is not None:
-            return {"claimed": None, "cycle": list(inputs.cycle), "reason": "cycle"}
-        order = ready_order(inputs, tuple(request.terms or ()), now)
-        if not order:
-            return {"claimed": None, "reason": "all_held" if inputs.held_by_others else "nothing_ready"}
-        for task_id in order:
+        for task_id in ready_order(inputs, tuple(request.terms or ()), now):
             row = _take(tx, task_id, request.agent, now, until, key)
             if row["refused"] is None:
                 return _claimed(row)
@@ -149,10 +196,21 @@ def claim(db: Database, request: ClaimRequest, now: datetime, *, key: str | None
           scope: tuple[str, ...] | None = None, visible: Visible = None, wrap: Wrap | None = None) -> dict[str, Any]:
     """SPEC §12 memory_claim in one write transaction. `key`: the API key id that claims (recorded on
     the lease); `scope`: a scoped key's prefixes when the request has no fence (as for packs);
-    `visible`: whether the key may see a project (a task outside it is answered as unknown)."""
+    `visible`: whether the key may see a project (a task outside it is answered as unknown).
+
+    A claim without task_id first asks a read transaction whether there is anything to claim
+    (`refusal_without_writing`): under many agents most claims find every ready node held, and
+    that answer needs neither the ready rows nor a write transaction. It is the answer the write
+    transaction would give at the instant of the read (tests/integration/test_claims_refusal.py
+    compares the two with a recomputed pack). A claim with an idempotency key (`wrap`) skips it:
+    its answer, refusals included, must be stored with the key in the write transaction."""
     if request.task_id is not None:
-        return db.write(within(wrap, lambda tx: _claim_task(tx, request, now, key, visible)))
-    return db.write(within(wrap, lambda tx: _claim_next(tx, request, now, key, scope)))
+        return db.write(within(wrap, lambda tx: _claim_task(tx, request, now, key, visible, scope)))
+    if wrap is None:
+        refused = refusal_without_writing(db, request, now, scope)
+        if refused is not None:
+            return refused
+    return db.write(within(wrap, lambda tx: claim_next(tx, request, now, key, scope)))
 
 
 def _release(tx: ManagedTransaction, request: ReleaseRequest, now: datetime, visible: Visible) -> dict[str, Any]:

@@ -178,6 +178,24 @@ def test_a_live_cycle_fails_closed_whatever_is_held(svc):
     assert ready["state"] == "cycle" and ready["cycle"] == ["cap-1", "cap-4"] and "next_action" not in ready
 
 
+def test_a_task_id_claim_in_a_fence_with_a_live_cycle_answers_the_cycle(svc, db):
+    """SPEC §3/§12: a live cycle fails closed whatever is named; the answer names the cycle to repair,
+    as a claim without task_id does, and writes nothing. A fence without the cycle claims as usual."""
+    svc.claim({"agent": "a1", "task_id": "cap-2"})
+    svc.relate({"add": [{"type": "BLOCKS", "from": "cap-4", "to": "cap-1"}]})  # cap-1 <-> cap-4
+    cycle = {"claimed": None, "cycle": ["cap-1", "cap-4"], "reason": "cycle"}
+    assert svc.claim({"agent": "a2", "task_id": "cap-4", "project_id": "p"}) == cycle  # a node on the cycle
+    assert svc.claim({"agent": "a2", "task_id": "cap-1"}) == cycle  # no fence: the whole store holds it
+    assert svc.claim({"agent": "a2", "task_id": "cap-3", "project_prefix": "p"}) == cycle  # a ready node beside it
+    assert svc.claim({"agent": "a1", "task_id": "cap-2", "project_id": "p"}) == cycle  # no renewal either
+    assert [lease_of(db, i)["agent"] for i in ("cap-1", "cap-3", "cap-4")] == [None, None, None]
+    assert lease_of(db, "cap-2")["until"] == NOW + timedelta(seconds=900)  # not renewed
+    # the cycle lies outside q's fence: q's ready task is claimed
+    assert svc.claim({"agent": "a2", "task_id": "cap-6", "project_id": "q"})["claimed"]["id"] == "cap-6"
+    svc.relate({"remove": [{"type": "BLOCKS", "from": "cap-4", "to": "cap-1"}]})
+    assert svc.claim({"agent": "a2", "task_id": "cap-3"})["claimed"]["id"] == "cap-3"
+
+
 def test_packs_honour_leases(svc, db, clock):
     plain = svc.bootstrap({"project_id": "p"})
     assert plain["ready_total"] == 3
