@@ -2,8 +2,9 @@
 
 Neo4j Community has no change-data capture, so every write transaction of the store records the
 projects it touched itself: `mark(tx, project_ids)` bumps one `(:ProjectChange {project_id, seq,
-changed_at_ms})` node per project, in the same transaction as the write, so a marker commits
-exactly when the write does (a rolled-back write leaves none). Each service process runs one
+changed_at_ms})` node per project, in a transaction of its own right after the write commits
+(graphsvc.store.db.after_commit): a rolled-back write leaves none, and a watcher woken by a marker
+reads a store that already holds the write. Each service process runs one
 poller (graphsvc.surfaces.watching) that reads the markers changed since its cursor
 (`changed_since`) while it has watchers, and wakes the watchers whose fence holds a changed
 project. Because the signal lives in Neo4j, a write through any worker or service instance wakes
@@ -13,11 +14,12 @@ What a write marks is a superset of the projects whose packs it can change (`mar
 a capsule's own project, and those of what it blocks, supersedes, and what those block. Too much
 costs a watcher one pack computation that finds nothing new; too little would leave it asleep.
 
-Contention: a marker is one node per project, locked by the write until it commits. Two writes
-to one project serialise on it only for the end of their transactions (the mark is their last
-statement); every ingest already serialises on the one id counter (capsules/allocate_ids), so a
-per-project lock adds no new ordering there; updates, relates and tombstones of one project,
-which ran side by side before, now queue on their project's marker for the commit.
+Contention: a marker is one node per project, and whoever bumps it holds its lock until commit.
+Bumped inside the write, it held every write of a project in line through the write's commit,
+Lucene's refresh of the full-text index included (~10 ms): sixteen agents claiming in one project
+queued there. Bumped in a transaction of its own, the lock lives for that small transaction only.
+The price: a process that dies between the write's commit and the marker's leaves the write
+unmarked, and its watchers learn of it at their next wake (a later write, an instant, or wait_s).
 
 Markers are not data: they are not exported (export reads capsules, edges and aliases), an
 import makes its own through its write transactions, `graphsvc verify` does not read them (no
@@ -33,16 +35,16 @@ from typing import Any, Iterable
 
 from neo4j import ManagedTransaction
 
-from graphsvc.store.db import Database, run
+from graphsvc.store.db import Database, after_commit, run
 
 __all__ = ["affected_projects", "changed_since", "mark", "mark_capsules", "next_instant"]
 
 
 def mark(tx: ManagedTransaction, project_ids: Iterable[str]) -> None:
-    """Record in `tx` that packs of these projects may have changed (call it last in the transaction)."""
+    """Record that packs of these projects may have changed, once `tx` has committed."""
     wanted = sorted({project_id for project_id in project_ids if project_id})
     if wanted:
-        run(tx, "changes/mark", project_ids=wanted)
+        after_commit(tx, lambda db: db.write(lambda own: run(own, "changes/mark", project_ids=wanted)))
 
 
 def affected_projects(tx: ManagedTransaction, capsule_ids: Iterable[str]) -> list[str]:

@@ -355,9 +355,12 @@ class Database:
 
     def _transaction(self, access: str, work: Callable[[ManagedTransaction], T]) -> T:
         """`work` in a managed transaction carrying the transaction timeout and the request's bookmarks."""
+        committed: list[Callable[[Database], None]] = []
+
         def checked(tx: ManagedTransaction) -> T:
             result = work(tx)
             check_deadline()  # never commit what the caller was already told 503 for
+            committed[:] = getattr(tx, AFTER_COMMIT, ())  # the attempt that commits (a retry starts again)
             return result
 
         bounded = unit_of_work(timeout=self._tx_timeout())(checked)
@@ -372,7 +375,24 @@ class Database:
                 bookmarks.record_write(session.last_bookmarks())
                 return result
 
-        return self._retrying(attempt)
+        result = self._retrying(attempt)
+        self._after_commit(committed)
+        return result
+
+    def _after_commit(self, actions: list[Callable[["Database"], None]]) -> None:
+        """Run what a committed write asked for (`after_commit`), outside the caller's deadline: its
+        write has committed, so the caller's answer is a success whatever these do, and they are small."""
+        if not actions:
+            return
+        token = call_deadline.set(None)
+        try:
+            for action in actions:
+                try:
+                    action(self)
+                except Unavailable as exc:
+                    log.warning("an after-commit step failed (%s); the write itself is committed", exc.message)
+        finally:
+            call_deadline.reset(token)
 
     def observe_bookmark(self) -> None:
         """Record the bookmark of a trivial transaction on the leader: it covers every write committed before it.
@@ -450,6 +470,18 @@ def statement_arguments(name: str, params: dict[str, Any]) -> dict[str, Any]:
     into Neo4j Browser, so they keep plain parameters.
     """
     return params if name.startswith("inspect/") else {ARGUMENTS: params}
+
+
+AFTER_COMMIT = "_graphsvc_after_commit"
+
+
+def after_commit(tx: ManagedTransaction, action: Callable[["Database"], None]) -> None:
+    """Have `action(db)` run once `tx` (a `Database.write`) has committed; never if it rolls back."""
+    actions = getattr(tx, AFTER_COMMIT, None)
+    if actions is None:
+        actions = []
+        setattr(tx, AFTER_COMMIT, actions)
+    actions.append(action)
 
 
 #: Called, when set, with each statement's name and whether its transaction had already changed

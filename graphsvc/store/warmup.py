@@ -93,13 +93,14 @@ STATEMENTS: tuple[tuple[str, dict[str, Any]], ...] = (
 ONLY: dict[str, str] = {
     **dict.fromkeys(("maintain/write_tokens", "idempotency/lookup", "idempotency/purge_expired", "idempotency/claim",
                      "keys/create", "keys/revoke", "keys/touch",
-                     "changes/since", "changes/next_instant_store", "changes/next_instant_fenced"), "clean"),
+                     "changes/since", "changes/next_instant_store", "changes/next_instant_fenced",
+                     "changes/mark"), "clean"),
     # After the order's lock, a capsule's lock, the rows a write created, or the statement that locks a set.
     **dict.fromkeys(("capsules/update", "capsules/create_supersedes", "order/ords", "order/forward", "order/backward",
                      "order/set_ords", "order/set_marks", "order/interval", "order/create_blocks",
                      "maintain/refresh_readiness", "maintain/refresh_counted", "maintain/add_to_tallies",
                      "maintain/blocked_targets", "maintain/superseded_targets", "aliases/store",
-                     "sessions/previous_handoffs", "sessions/finish", "changes/affected", "changes/mark",
+                     "sessions/previous_handoffs", "sessions/finish", "changes/affected",
                      "idempotency/record"), "changed"),
 }
 
