@@ -27,11 +27,12 @@ arrays of seqs, kinds and edge ends (`_Index`), so memory grows by a few bytes p
    The fields the service maintains (kind label, tokens, superseded, readiness, ord, counted) are
    not compared: they are derived from the graph and recomputed by the import's last step. A
    stored capsule with other fields is a 409 naming its line, and nothing is written (the raised
-   counter stays: ids are never reused). One read first asks whether any stored capsule has a seq
-   or an ord within the file's range of seqs; when none has (an import into a new store), the
-   chunks are still read again (the file must not have changed) but not looked up. So is a BLOCKS order position (`ord`) the file's order
+   counter stays: ids are never reused). So is a BLOCKS order position (`ord`) the file's order
    gives one of its new tasks that a stored capsule holds already, which happens only when some
    of the file's capsules were stored by something other than an earlier run of this import.
+   One read first asks whether any stored capsule has a seq or an ord within the file's range of
+   seqs; when none has (an import into a new store), the chunks are still read again (the file
+   must not have changed) but not looked up.
 3. Write, one transaction per chunk: the capsules not yet stored (UNWIND, IMPORT_CHUNK rows: a
    single transaction for a large file exceeds db.memory.transaction.total.max), the edges not
    yet stored (MERGE; BLOCKS through graphsvc.store.blocks_order), then the maintained state
@@ -373,7 +374,7 @@ def _capsule_of(number: int, data: dict[str, Any]) -> dict[str, Any]:
     return _reparse(ExportedCapsule, data["capsule"], number, "capsule").model_dump(exclude_none=True)
 
 
-_TOMBSTONED, _DONE, _OPEN, _ACTIVE = 1, 2, 4, 8
+_TOMBSTONED, _DONE = 1, 2
 _SUPERSEDES_TARGET, _BLOCKS_TARGET = 1, 2
 
 
@@ -401,8 +402,8 @@ class _Index:
         self.seqs = array("q")
         self.lines = array("q")
         self.kinds = bytearray()
-        #: Per capsule, what its maintained fields depend on of its own fields (the _TOMBSTONED, _DONE,
-        #: _OPEN and _ACTIVE bits): with the edges, enough to compute them (`derived`).
+        #: Per capsule, whether it is tombstoned (_TOMBSTONED) or done (_DONE): with the edges, what
+        #: decides whether it supersedes or blocks what it points at (`derived`).
         self.flags = bytearray()
         self.kind_names: list[str] = []
         self.lines_total = 0
@@ -447,8 +448,7 @@ class _Index:
         self.lines.append(number)
         self.kinds.append(self.kind_names.index(capsule["kind"]))
         self.flags.append((_TOMBSTONED if capsule.get("tombstoned_at") is not None else 0)
-                          | {"done": _DONE, "open": _OPEN}.get(capsule.get("status") or "", 0)
-                          | (_ACTIVE if capsule["tier"] == "active" else 0))
+                          | (_DONE if capsule.get("status") == "done" else 0))
 
     def hash_capsule_line(self, text: str) -> None:
         """Add a capsule line's text to its chunk's digest (call after `add_capsule`)."""
@@ -757,12 +757,22 @@ def _row(capsule: dict[str, Any], order: dict[str, Any], derived: _Derived, posi
 
 def _add_blocks(tx: ManagedTransaction, rows: list[tuple[str, str]]) -> int:
     blocks_order.lock(tx)
-    return sum(blocks_order.add_blocks(tx, rows).values())
+    existed = sum(blocks_order.add_blocks(tx, rows).values())
+    _mark_sources(tx, rows)
+    return existed
 
 
 def _add_supersedes(tx: ManagedTransaction, rows: list[tuple[str, str]]) -> int:
     edges = [{"from": a, "to": b} for a, b in rows]
-    return sum(1 for r in run(tx, "capsules/relate_add_supersedes", edges=edges) if r["existed"])
+    existed = sum(1 for r in run(tx, "capsules/relate_add_supersedes", edges=edges) if r["existed"])
+    _mark_sources(tx, rows)
+    return existed
+
+
+def _mark_sources(tx: ManagedTransaction, rows: list[tuple[str, str]]) -> None:
+    """Watchers (SPEC §13): the projects of the edges' sources and of what they now reach (the
+    refresh of the targets marks again once their state is complete)."""
+    changes.mark_capsules(tx, {a for a, _ in rows})
 
 
 def _create(tx: ManagedTransaction, rows: list[dict[str, Any]]) -> None:
@@ -774,8 +784,7 @@ def _create(tx: ManagedTransaction, rows: list[dict[str, Any]]) -> None:
 
 def _refresh(tx: ManagedTransaction, ids: list[str], superseded: list[str], readiness: list[str]) -> None:
     maintain.refresh(tx, superseded=superseded, readiness=readiness)
-    # Watchers (SPEC §13): the maintained state packs read is complete only now; an edge's source is
-    # a capsule of the file, so this marks what the edge passes reached too.
+    # Watchers (SPEC §13): the maintained state of these capsules is complete only now.
     changes.mark_capsules(tx, ids)
 
 
