@@ -17,7 +17,9 @@ printed (pass 1 validate, pass 2 check the store, pass 3 write: capsules, edges,
 the main thread only: pass 3 prepares rows in a helper thread) and in Neo4j (the driver waiting
 for answers), then the top functions by own time. `--neo4j-profile` then runs Neo4j's PROFILE of one chunk of
 each write statement on a second, emptied store (db hits and rows per operator), for the planner's
-view. Never point it at data you keep: it wipes the database (bench.target).
+view. Never point it at data you keep: it wipes the database (bench.target). The first import
+after Neo4j starts also pays for its JIT compilation and a cold page cache (several times the CPU
+of the next ones): run it twice and compare the second runs.
 """
 
 from __future__ import annotations
