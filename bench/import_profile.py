@@ -9,13 +9,17 @@ the database, and imports the file with GraphService.import_file (what `graphsvc
 `POST /v1/capsules/import` run). Prints the wall time, capsules/s and the CPU seconds the import
 cost this process (all its threads) and, with `--neo4j-pid` (the local instance's pid file is
 <home>/run/neo4j.pid), the Neo4j JVM: on a shared machine the wall time measures the neighbours,
-the CPU seconds measure the import. With `--cprofile`, the import runs under cProfile (its
-overhead inflates the CPU figures: compare like with like) and the time spent in each phase is
+the CPU seconds measure the import; Neo4j's are also split by the import's transaction functions
+(`neo4j_by_phase`: the pass 2 look-ups, the capsule chunks, the edges, the refresh). With
+`--cprofile`, the import runs under cProfile (its overhead inflates the CPU figures: compare like
+with like) and the time spent in each phase is
 printed (pass 1 validate, pass 2 check the store, pass 3 write: capsules, edges, maintained state;
 the main thread only: pass 3 prepares rows in a helper thread) and in Neo4j (the driver waiting
 for answers), then the top functions by own time. `--neo4j-profile` then runs Neo4j's PROFILE of one chunk of
 each write statement on a second, emptied store (db hits and rows per operator), for the planner's
-view. Never point it at data you keep: it wipes the database (bench.target).
+view. Never point it at data you keep: it wipes the database (bench.target). The first import
+after Neo4j starts also pays for its JIT compilation and a cold page cache (several times the CPU
+of the next ones): run it twice and compare the second runs.
 """
 
 from __future__ import annotations
@@ -50,7 +54,8 @@ PHASES = [
     ("  parse + validate lines (all passes)", "transfer.py", "_capsule_of"),
     ("  JSON decode (all passes)", "transfer.py", "_record"),
     ("  rows + tokens", "transfer.py", "_row"),
-    ("  maintained state (refresh)", "transfer.py", "_refresh"),
+    ("  capsule chunks (create + tallies)", "transfer.py", "_create"),
+    ("  maintained state (refresh of edge targets)", "transfer.py", "_refresh"),
     ("  BLOCKS edges", "transfer.py", "_add_blocks"),
     ("  SUPERSEDES edges", "transfer.py", "_add_supersedes"),
     ("Neo4j transactions (write)", "db.py", "write"),
@@ -68,23 +73,34 @@ def phase_times(stats: pstats.Stats) -> dict[str, float]:
 
 
 def neo4j_profile(db: Any, path: Path) -> list[dict[str, Any]]:
-    """PROFILE of the first chunk's capsule write and of the maintained-state refresh of those capsules."""
+    """PROFILE of the first chunk's capsule write (and its tallies) and of the maintained-state
+    refresh the import runs for that chunk's capsules that an edge of the file points at."""
     from graphsvc.store import cypher
     from graphsvc.store.db import statement_arguments
 
     db.wipe_all()
     source = transfer.Source.of_file(path.open("rb"))
     index = transfer._validate(source, transfer.Watch())
-    order = index.ords()
+    order, derived = index.ords(), index.derived()
     chunk = next(transfer._capsule_chunks(source, index, lambda: None))
-    rows = [transfer._row(capsule, order) for _, capsule in chunk]
-    ids = [capsule["id"] for _, capsule in chunk]
-    dag = [capsule["id"] for _, capsule in chunk if capsule["kind"] in ("task", "epic")]
+    rows = [transfer._row(capsule, order, derived, position) for position, (_, capsule) in enumerate(chunk)]
+    tallies: dict[str, int] = {}
+    for row in rows:
+        if "counted" in row["props"]:
+            key = f"{row['props']['counted']}|{row['props']['project_id']}"
+            tallies[key] = tallies.get(key, 0) + 1
+    superseded = [capsule["id"] for position, (_, capsule) in enumerate(chunk)
+                  if derived.targets[position] & transfer._SUPERSEDES_TARGET]
+    blocked = [capsule["id"] for position, (_, capsule) in enumerate(chunk)
+               if derived.targets[position] & transfer._BLOCKS_TARGET]
     out = []
     for name, params in (("transfer/import_capsules", {"rows": rows}),
-                         ("maintain/refresh_superseded", {"ids": ids}),
-                         ("maintain/refresh_readiness", {"ids": sorted(set(ids) | set(dag))}),
-                         ("maintain/refresh_counted", {"ids": ids})):
+                         ("maintain/add_to_tallies", {"rows": [
+                             {"key": key, "project_id": key.split("|", 1)[1], "section": key.split("|", 1)[0],
+                              "delta": delta} for key, delta in sorted(tallies.items())]}),
+                         ("maintain/refresh_superseded", {"ids": superseded}),
+                         ("maintain/refresh_readiness", {"ids": sorted(set(superseded) | set(blocked))}),
+                         ("maintain/refresh_counted", {"ids": sorted(set(superseded) | set(blocked))})):
         text = "PROFILE " + cypher.load(name)
         began = time.monotonic()
         with db._driver.session(database=db.database) as session:
@@ -101,6 +117,34 @@ def neo4j_profile(db: Any, path: Path) -> list[dict[str, Any]]:
         out.append({"statement": name, "rows": len(params.get("rows", params.get("ids", []))),
                     "seconds": round(seconds, 2), "plan": walk(summary.profile or {})})
     return out
+
+
+#: (label, transfer function): the transaction functions whose Neo4j CPU `--neo4j-pid` splits out.
+NEO4J_PHASES = [("pass 2: stored look-ups", "_stored"), ("pass 3: capsules + tallies", "_create"),
+                ("pass 3: BLOCKS edges", "_add_blocks"), ("pass 3: SUPERSEDES edges", "_add_supersedes"),
+                ("pass 3: refresh", "_refresh")]
+
+
+def split_neo4j_cpu(pid: int) -> dict[str, float]:
+    """Wrap the import's transaction functions so the Neo4j JVM's CPU seconds while each runs are
+    summed per phase (the statements fetch every record, so their work is done when they return;
+    the commits are not included)."""
+    spent = {label: 0.0 for label, _ in NEO4J_PHASES}
+
+    def timed(label: str, function: Any) -> Any:
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            before = jvm_cpu_seconds(pid)
+            try:
+                return function(*args, **kwargs)
+            finally:
+                spent[label] += jvm_cpu_seconds(pid) - before
+
+        return wrapper
+
+    for label, name in NEO4J_PHASES:
+        if hasattr(transfer, name):  # so the bench also measures a tree without one of them
+            setattr(transfer, name, timed(label, getattr(transfer, name)))
+    return spent
 
 
 def jvm_cpu_seconds(pid: int | None) -> float | None:
@@ -134,6 +178,7 @@ def main(argv: list[str] | None = None) -> int:
             db.wipe_all()
             service = GraphService(db, clock=system_clock)
             profiler = cProfile.Profile() if args.cprofile else None
+            by_phase = split_neo4j_cpu(args.neo4j_pid) if args.neo4j_pid is not None else None
             jvm_before, cpu_before = jvm_cpu_seconds(args.neo4j_pid), self_cpu_seconds()
             began = time.monotonic()
             with path.open("rb") as source:
@@ -148,6 +193,8 @@ def main(argv: list[str] | None = None) -> int:
                        "capsules_per_s": round(counts["capsules"] / seconds),
                        "cpu_s": {"import_process": round(cpu, 1),
                                  "neo4j": None if jvm_before is None else round(jvm_after - jvm_before, 1)}}
+            if by_phase is not None:
+                summary["cpu_s"]["neo4j_by_phase"] = {label: round(value, 1) for label, value in by_phase.items()}
             if profiler is not None:
                 stats = pstats.Stats(profiler)
                 if args.out:

@@ -44,7 +44,7 @@ def mark(tx: ManagedTransaction, project_ids: Iterable[str]) -> None:
     """Record that packs of these projects may have changed, once `tx` has committed."""
     wanted = sorted({project_id for project_id in project_ids if project_id})
     if wanted:
-        after_commit(tx, lambda db: db.write(lambda own: run(own, "changes/mark", project_ids=wanted)))
+        after_commit(tx, "changes/mark", project_ids=wanted)
 
 
 def affected_projects(tx: ManagedTransaction, capsule_ids: Iterable[str]) -> list[str]:

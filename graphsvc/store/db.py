@@ -355,7 +355,7 @@ class Database:
 
     def _transaction(self, access: str, work: Callable[[ManagedTransaction], T]) -> T:
         """`work` in a managed transaction carrying the transaction timeout and the request's bookmarks."""
-        committed: list[Callable[[Database], None]] = []
+        committed: list[tuple[str, dict[str, Any]]] = []
 
         def checked(tx: ManagedTransaction) -> T:
             result = work(tx)
@@ -379,18 +379,20 @@ class Database:
         self._after_commit(committed)
         return result
 
-    def _after_commit(self, actions: list[Callable[["Database"], None]]) -> None:
-        """Run what a committed write asked for (`after_commit`), outside the caller's deadline: its
-        write has committed, so the caller's answer is a success whatever these do, and they are small."""
-        if not actions:
+    def _after_commit(self, statements: list[tuple[str, dict[str, Any]]]) -> None:
+        """Run what a committed write asked for (`after_commit`), each in a write transaction of its
+        own, outside the caller's deadline: the write has committed, so the caller's answer is a
+        success whatever these do, and they are small."""
+        if not statements:
             return
         token = call_deadline.set(None)
         try:
-            for action in actions:
+            for name, params in statements:
                 try:
-                    action(self)
+                    self._transaction(WRITE_ACCESS, lambda tx: run(tx, name, **params))
                 except Unavailable as exc:
-                    log.warning("an after-commit step failed (%s); the write itself is committed", exc.message)
+                    log.warning("%s after a committed write failed (%s); the write itself is committed",
+                                name, exc.message)
         finally:
             call_deadline.reset(token)
 
@@ -475,13 +477,14 @@ def statement_arguments(name: str, params: dict[str, Any]) -> dict[str, Any]:
 AFTER_COMMIT = "_graphsvc_after_commit"
 
 
-def after_commit(tx: ManagedTransaction, action: Callable[["Database"], None]) -> None:
-    """Have `action(db)` run once `tx` (a `Database.write`) has committed; never if it rolls back."""
-    actions = getattr(tx, AFTER_COMMIT, None)
-    if actions is None:
-        actions = []
-        setattr(tx, AFTER_COMMIT, actions)
-    actions.append(action)
+def after_commit(tx: ManagedTransaction, name: str, **params: Any) -> None:
+    """Have the named write statement run in a transaction of its own once `tx` (a `Database.write`)
+    has committed; never if it rolls back."""
+    statements = getattr(tx, AFTER_COMMIT, None)
+    if statements is None:
+        statements = []
+        setattr(tx, AFTER_COMMIT, statements)
+    statements.append((name, params))
 
 
 #: Called, when set, with each statement's name and whether its transaction had already changed

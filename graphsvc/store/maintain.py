@@ -88,12 +88,23 @@ def folded_tokens(headline: str, content: str) -> list[str]:
     return sorted(map(stored_token, text_tokens(headline, content)))
 
 
+def section_of(kind: str, tier: str, tombstoned: bool, superseded: bool, ready: bool) -> str | None:
+    """`counted`: the rule of maintain/refresh_counted (and maintain/expected), for values known in Python."""
+    if tombstoned:
+        return None
+    if kind == "constraint":
+        return "constraints" if tier == "active" and not superseded else None
+    if kind == "decision":
+        return None if superseded else "decisions"
+    if kind == "failure_pattern":
+        return "traps"
+    return "ready" if ready else None
+
+
 def created_section(kind: str, tier: str) -> str | None:
     """`counted` of a capsule as created, for every kind but task/epic (their readiness waits for the
     batch's edges): the rule of maintain/refresh_counted for a capsule nothing supersedes yet."""
-    if kind == "constraint":
-        return "constraints" if tier == "active" else None
-    return {"decision": "decisions", "failure_pattern": "traps"}.get(kind)
+    return section_of(kind, tier, tombstoned=False, superseded=False, ready=False)
 
 
 def count_created(tx: ManagedTransaction, counted: Iterable[tuple[str, str]]) -> None:

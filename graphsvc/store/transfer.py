@@ -30,6 +30,9 @@ arrays of seqs, kinds and edge ends (`_Index`), so memory grows by a few bytes p
    counter stays: ids are never reused). So is a BLOCKS order position (`ord`) the file's order
    gives one of its new tasks that a stored capsule holds already, which happens only when some
    of the file's capsules were stored by something other than an earlier run of this import.
+   One read first asks whether any stored capsule has a seq or an ord within the file's range of
+   seqs; when none has (an import into a new store), the chunks are still read again (the file
+   must not have changed) but not looked up.
 3. Write: first the alias sets, in one transaction that locks their nodes (graphsvc.store.aliases),
    checks the 32 again on the sets as locked and merges the file's into them (teaching a set twice
    changes nothing). A memory_alias that grew a set since pass 1's read is seen there: the 422
@@ -37,9 +40,20 @@ arrays of seqs, kinds and edge ends (`_Index`), so memory grows by a few bytes p
    meets the imported set in its own check. Then, one transaction per chunk, the capsules not yet
    stored (UNWIND, IMPORT_CHUNK rows: a single transaction for a large file exceeds
    db.memory.transaction.total.max), the edges not yet stored (MERGE; BLOCKS through
-   graphsvc.store.blocks_order), then the maintained state of every capsule of the file (it
-   depends on all of them, and an interrupted run may have stopped before it). The answer counts
-   what was written and, apart, what was `already_present`; `aliases` when the file has alias lines.
+   graphsvc.store.blocks_order), then the maintained state refreshed where it must be.
+   The file holds every edge its capsules have (edges join capsules of the file, and a capsule
+   created here has no other edge yet), so each capsule is created with its maintained fields as
+   they are once the file's edges are stored (`_Index.derived`: superseded, open_blockers, ready,
+   counted, by the rules of maintain/expected), and its count is added to its tally in the same
+   transaction (maintain.count_created), as an ingest does. The refresh (maintain.refresh, which
+   locks and recomputes from the graph) then covers only the capsules that can differ: those an
+   edge of the file points at (SUPERSEDES targets, and BLOCKS targets with what the superseded ones
+   block), because another writer may have changed a source of that edge before the edge existed
+   (a tombstone, a status) and refreshed nothing through it; and every capsule found already present
+   (an earlier run wrote it, and may have stopped before its edges). Any other capsule's fields
+   depend on its own fields and its incoming edges only, and every writer that changes those after
+   its creation refreshes it. The answer counts what was written and, apart, what was
+   `already_present`; `aliases` when the file has alias lines.
 
 An import that stops part way (its process killed, Neo4j gone, its HTTP client gone: see
 graphsvc.watch) keeps the chunks it committed, and running it again completes it: what it wrote
@@ -47,7 +61,8 @@ is found already present. It is not undone on failure: an undo cannot run when t
 killed or Neo4j is down (the cases that need it most), would throw away work a re-run reuses,
 and would race a concurrent run of the same file; a re-run is the one recovery, whatever stopped
 it. Until the re-run, the capsules written so far are readable but their maintained state (and
-the permutation of the BLOCKS order) may be incomplete: `graphsvc verify` reports it. The BLOCKS
+the permutation of the BLOCKS order) may be incomplete (a capsule counts as superseded or blocked
+before the edge that makes it so is stored): `graphsvc verify` reports it. The BLOCKS
 order of the file's tasks is computed from scratch over the whole file (graphsvc.core.order.ranks),
 the same on every run, so the chunks of two runs fit together: a writer that reorders BLOCKS in
 between only permutes the ords the stored capsules hold, so the ords the re-run gives the rest
@@ -362,6 +377,20 @@ def _capsule_of(number: int, data: dict[str, Any]) -> dict[str, Any]:
     return _reparse(ExportedCapsule, data["capsule"], number, "capsule").model_dump(exclude_none=True)
 
 
+_TOMBSTONED, _DONE = 1, 2
+_SUPERSEDES_TARGET, _BLOCKS_TARGET = 1, 2
+
+
+class _Derived:
+    """What `_Index.derived` computes, per capsule in file order: `superseded` (0/1), `open_blockers`
+    (of a task/epic) and `targets` (_SUPERSEDES_TARGET, _BLOCKS_TARGET: the file has such an edge into it)."""
+
+    def __init__(self, superseded: bytearray, open_blockers: array, targets: bytearray):
+        self.superseded = superseded
+        self.open_blockers = open_blockers
+        self.targets = targets
+
+
 class _Index:
     """What the validation pass keeps of a file, in flat arrays (a few bytes per capsule and edge,
     so a file of millions of lines is checked in bounded memory): each capsule's seq, kind and
@@ -376,6 +405,9 @@ class _Index:
         self.seqs = array("q")
         self.lines = array("q")
         self.kinds = bytearray()
+        #: Per capsule, whether it is tombstoned (_TOMBSTONED) or done (_DONE): with the edges, what
+        #: decides whether it supersedes or blocks what it points at (`derived`).
+        self.flags = bytearray()
         self.kind_names: list[str] = []
         self.lines_total = 0
         self._line_of_seq: dict[int, int] | None = None
@@ -418,6 +450,8 @@ class _Index:
         self.seqs.append(seq)
         self.lines.append(number)
         self.kinds.append(self.kind_names.index(capsule["kind"]))
+        self.flags.append((_TOMBSTONED if capsule.get("tombstoned_at") is not None else 0)
+                          | (_DONE if capsule.get("status") == "done" else 0))
 
     def hash_capsule_line(self, text: str) -> None:
         """Add a capsule line's text to its chunk's digest (call after `add_capsule`)."""
@@ -471,6 +505,25 @@ class _Index:
 
     def edge_count(self) -> int:
         return sum(len(sources) for sources, _ in self.edges.values())
+
+    def derived(self) -> "_Derived":
+        """The maintained fields each capsule has once the file's edges are stored, computed from the
+        file alone (the rules of maintain/expected), and which capsules an edge of the file points at."""
+        count = len(self.seqs)
+        superseded = bytearray(count)
+        targets = bytearray(count)
+        for a, b in zip(*self.edges["SUPERSEDES"]):
+            source, target = self.index_of(a), self.index_of(b)
+            targets[target] |= _SUPERSEDES_TARGET
+            if not self.flags[source] & _TOMBSTONED:
+                superseded[target] = 1
+        open_blockers = array("i", bytes(count * array("i").itemsize))
+        for a, b in zip(*self.edges["BLOCKS"]):
+            source, target = self.index_of(a), self.index_of(b)
+            targets[target] |= _BLOCKS_TARGET
+            if not self.flags[source] & (_TOMBSTONED | _DONE) and not superseded[source]:
+                open_blockers[target] += 1
+        return _Derived(superseded, open_blockers, targets)
 
     def ords(self) -> dict[str, Any]:
         """The BLOCKS order of the file's tasks/epics from scratch (graphsvc.core.order.ranks):
@@ -651,11 +704,16 @@ def _check_store(db: Database, source: Source, index: _Index, order: dict[str, A
     a line is decoded again only when its id is stored (a re-run), to compare it."""
     present = bytearray(len(index.seqs))
     position = 0
+    taken = bool(index.seqs) and db.read(lambda tx: run(tx, "transfer/range_stored", low=min(index.seqs),
+                                                        high=max(index.seqs))[0]["taken"])
     for chunk in _line_chunks(source, index, watch.step):
         seqs = index.seqs[position:position + len(chunk)]
         ids = [f"cap-{seq}" for seq in seqs]
         dag = [index.is_dag(position + offset) for offset in range(len(chunk))]
         ords = [_ord(order, seq) for seq, is_dag in zip(seqs, dag) if is_dag]
+        if not taken:  # nothing stored in the file's range (the usual import into a new store)
+            position += len(chunk)
+            continue
         watch.step()
         stored, held = db.read(lambda tx: _stored(tx, ids, ords))
         new_ords: set[int] = set()
@@ -682,14 +740,26 @@ def _check_store(db: Database, source: Source, index: _Index, order: dict[str, A
     return present
 
 
-def _row(capsule: dict[str, Any], order: dict[str, Any]) -> dict[str, Any]:
+def _row(capsule: dict[str, Any], order: dict[str, Any], derived: _Derived, position: int) -> dict[str, Any]:
     """A node row: its kind label, its instants apart (as text, converted by the statement) and its
-    other properties with the maintained fields (readiness is refreshed after the edges)."""
+    other properties with the maintained fields as they are once the file's edges are stored
+    (`derived`, at the capsule's `position` in file order)."""
     props = {key: value for key, value in capsule.items() if key not in TIME_PROPERTIES}
     props["tokens"] = maintain.folded_tokens(capsule["headline"], capsule["content"])
-    props["superseded"] = False
+    superseded = bool(derived.superseded[position])
+    tombstoned = capsule.get("tombstoned_at") is not None
+    props["superseded"] = superseded
+    ready = False
     if capsule["kind"] in DAG_KINDS:
         props["ord"] = _ord(order, capsule["seq"])
+        props["open_blockers"] = derived.open_blockers[position]
+        ready = (capsule["status"] == "open" and not tombstoned and not superseded
+                 and props["open_blockers"] == 0)
+        if ready:
+            props["ready"] = True
+    section = maintain.section_of(capsule["kind"], capsule["tier"], tombstoned, superseded, ready)
+    if section is not None:
+        props["counted"] = section
     row = {"label": maintain.kind_label(capsule["kind"]), "props": props}
     row.update((key, capsule.get(key)) for key in TIME_PROPERTIES)
     return row
@@ -697,27 +767,45 @@ def _row(capsule: dict[str, Any], order: dict[str, Any]) -> dict[str, Any]:
 
 def _add_blocks(tx: ManagedTransaction, rows: list[tuple[str, str]]) -> int:
     blocks_order.lock(tx)
-    return sum(blocks_order.add_blocks(tx, rows).values())
+    existed = sum(blocks_order.add_blocks(tx, rows).values())
+    _mark_sources(tx, rows)
+    return existed
 
 
 def _add_supersedes(tx: ManagedTransaction, rows: list[tuple[str, str]]) -> int:
     edges = [{"from": a, "to": b} for a, b in rows]
-    return sum(1 for r in run(tx, "capsules/relate_add_supersedes", edges=edges) if r["existed"])
+    existed = sum(1 for r in run(tx, "capsules/relate_add_supersedes", edges=edges) if r["existed"])
+    _mark_sources(tx, rows)
+    return existed
 
 
-def _refresh(tx: ManagedTransaction, ids: list[str], dag: list[str]) -> None:
-    maintain.refresh(tx, superseded=ids, readiness=dag)
-    # Watchers (SPEC §13): the maintained state packs read is complete only now; an edge's source is
-    # a capsule of the file, so this marks what the edge passes reached too.
+def _mark_sources(tx: ManagedTransaction, rows: list[tuple[str, str]]) -> None:
+    """Watchers (SPEC §13): the projects of the edges' sources and of what they now reach (the
+    refresh of the targets marks again once their state is complete)."""
+    changes.mark_capsules(tx, {a for a, _ in rows})
+
+
+def _create(tx: ManagedTransaction, rows: list[dict[str, Any]]) -> None:
+    run(tx, "transfer/import_capsules", rows=rows)
+    maintain.count_created(tx, [(row["props"]["project_id"], row["props"]["counted"])
+                                for row in rows if "counted" in row["props"]])
+    changes.mark(tx, [row["props"]["project_id"] for row in rows])
+
+
+def _refresh(tx: ManagedTransaction, ids: list[str], superseded: list[str], readiness: list[str]) -> None:
+    maintain.refresh(tx, superseded=superseded, readiness=readiness)
+    # Watchers (SPEC §13): the maintained state of these capsules is complete only now.
     changes.mark_capsules(tx, ids)
 
 
 def _write(db: Database, source: Source, index: _Index, order: dict[str, Any], present: bytearray,
            progress: Any, watch: Watch, seal: Callable[[dict[str, Any]], Wrap] | None) -> dict[str, Any]:
     """Pass 3: the alias sets (their count checked again under their locks, before any capsule is
-    written), the capsules not yet stored, then the edges not yet stored, then the maintained state
-    of every capsule of the file (it depends on all of them). `seal(summary)` wraps the last
-    transaction: the answer is complete by then."""
+    written), the capsules not yet stored (their maintained fields computed from the file, their
+    counts added to the tallies), then the edges not yet stored, then a refresh of the capsules whose
+    maintained state another writer may have made differ (module docstring). `seal(summary)` wraps
+    the last transaction: the answer is complete by then."""
+    derived = index.derived()
     summary: dict[str, Any] = {"capsules": 0, "edges": 0, "already_present": {"capsules": 0, "edges": 0}}
     if index.aliases:
         summary["aliases"] = len(index.aliases)
@@ -734,16 +822,15 @@ def _write(db: Database, source: Source, index: _Index, order: dict[str, Any], p
     def prepared() -> Iterator[tuple[int, list[dict[str, Any]]]]:
         position = 0
         for chunk in _capsule_chunks(source, index, stopped):
-            yield len(chunk), [_row(capsule, order) for offset, (_, capsule) in enumerate(chunk)
-                               if not present[position + offset]]
+            yield len(chunk), [_row(capsule, order, derived, position + offset)
+                               for offset, (_, capsule) in enumerate(chunk) if not present[position + offset]]
             position += len(chunk)
 
     with closing(_ahead(prepared(), "graphsvc-import-rows")) as chunks:
         for lines, rows in chunks:
             if rows:
                 watch.step()
-                db.write(lambda tx: (run(tx, "transfer/import_capsules", rows=rows),
-                                     changes.mark(tx, [row["props"]["project_id"] for row in rows])))
+                db.write(lambda tx: _create(tx, rows))
             summary["capsules"] += len(rows)
             summary["already_present"]["capsules"] += lines - len(rows)
             if progress is not None:
@@ -759,13 +846,23 @@ def _write(db: Database, source: Source, index: _Index, order: dict[str, Any], p
             summary["already_present"]["edges"] += existed
             if progress is not None:
                 progress.update(len(rows))
-    count = len(index.seqs)
-    for start in range(0, count, IMPORT_CHUNK):
-        ids = [f"cap-{seq}" for seq in index.seqs[start:start + IMPORT_CHUNK]]
-        dag = [capsule_id for offset, capsule_id in enumerate(ids) if index.is_dag(start + offset)]
-        last = start + IMPORT_CHUNK >= count
+    refreshed = array("q", (position for position, target in enumerate(derived.targets)
+                            if target or present[position]))
+    if not refreshed and seal is not None and (index.seqs or not index.aliases):
+        # Nothing left to carry the answer (the alias transaction carried it for a file without capsules).
         watch.step()
-        db.write(within(seal(summary) if last and seal is not None else None, lambda tx: _refresh(tx, ids, dag)))
+        db.write(within(seal(summary), lambda tx: None))
+    for start in range(0, len(refreshed), IMPORT_CHUNK):
+        positions = refreshed[start:start + IMPORT_CHUNK]
+        ids = [f"cap-{index.seqs[position]}" for position in positions]
+        superseded = [capsule_id for position, capsule_id in zip(positions, ids)
+                      if present[position] or derived.targets[position] & _SUPERSEDES_TARGET]
+        readiness = [capsule_id for position, capsule_id in zip(positions, ids) if index.is_dag(position)
+                     and (present[position] or derived.targets[position] & _BLOCKS_TARGET)]
+        last = start + IMPORT_CHUNK >= len(refreshed)
+        watch.step()
+        db.write(within(seal(summary) if last and seal is not None else None,
+                        lambda tx: _refresh(tx, ids, superseded, readiness)))
     return summary
 
 

@@ -98,9 +98,9 @@ ONLY: dict[str, str] = {
     # After the order's lock, a capsule's lock, the rows a write created, or the statement that locks a set.
     **dict.fromkeys(("capsules/update", "capsules/create_supersedes", "order/ords", "order/forward", "order/backward",
                      "order/set_ords", "order/set_marks", "order/interval", "order/create_blocks",
-                     "maintain/refresh_readiness", "maintain/refresh_counted", "maintain/add_to_tallies",
+                     "maintain/refresh_counted", "maintain/add_to_tallies",
                      "maintain/blocked_targets", "maintain/superseded_targets", "aliases/store",
-                     "sessions/previous_handoffs", "sessions/finish", "changes/affected",
+                     "sessions/previous_handoffs", "sessions/finish",
                      "idempotency/record"), "changed"),
 }
 

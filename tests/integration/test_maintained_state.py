@@ -245,7 +245,8 @@ class MaintainedStateMachine(RuleBasedStateMachine):
             kind = data.draw(st.sampled_from(("task", "task", "epic", "decision", "constraint", "failure_pattern")),
                              label="kind")
             capsule = {"id": f"cap-{seq}", "seq": seq, "project_id": data.draw(st.sampled_from(PROJECTS), label="project"),
-                       "kind": kind, "tier": "active", "headline": data.draw(contents, label="headline"),
+                       "kind": kind, "tier": data.draw(st.sampled_from(("active", "active", "archived")), label="tier"),
+                       "headline": data.draw(contents, label="headline"),
                        "content": data.draw(texts, label="content"), "created_at": stamp, "updated_at": stamp}
             if kind in DAG:
                 capsule["status"] = data.draw(st.sampled_from(("open", "open", "done")), label="status")
