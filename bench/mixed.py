@@ -189,8 +189,10 @@ async def idle_agent(port: int, ready: asyncio.Event, stop_at: float, seen: dict
 
 
 def error_code(data: bytes) -> str:
+    """The error's code and the start of its message ("neo4j_unavailable: Neo4j is back and…")."""
     try:
-        return str(json.loads(data)["error"]["code"])
+        error = json.loads(data)["error"]
+        return f"{error['code']}: {str(error.get('message', ''))[:48]}"
     except (ValueError, KeyError, TypeError):
         return "?"
 
