@@ -390,9 +390,9 @@ class Database:
             for name, params in statements:
                 try:
                     self._transaction(WRITE_ACCESS, lambda tx: run(tx, name, **params))
-                except Unavailable as exc:
+                except Exception as exc:  # never turns the committed write's answer into an error
                     log.warning("%s after a committed write failed (%s); the write itself is committed",
-                                name, exc.message)
+                                name, type(exc).__name__)
         finally:
             call_deadline.reset(token)
 
