@@ -160,12 +160,6 @@ def main() -> None:
     parser.add_argument("--lease-s", type=int, default=10)
     parser.add_argument("--seed", type=int, default=7)
     args = parser.parse_args()
-    if not os.environ.get("NEO4J_URI"):
-        from graphsvc.neo4j_local import LocalNeo4j
-
-        local = LocalNeo4j.named("bench")
-        local.start()
-        os.environ.update(NEO4J_URI=local.bolt_uri, NEO4J_USER="neo4j", NEO4J_PASSWORD=local.password)
     db = bench_database(timeout=60.0)
     try:
         db.apply_schema()

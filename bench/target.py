@@ -13,14 +13,16 @@ from graphsvc.neo4j_local import LocalNeo4j
 
 
 def bench_database(timeout: float = 60.0) -> Database:
-    if os.environ.get("NEO4J_URI"):
-        return Database(
-            os.environ["NEO4J_URI"],
-            os.environ.get("NEO4J_USER", "neo4j"),
-            os.environ.get("NEO4J_PASSWORD", ""),
-            os.environ.get("NEO4J_DATABASE", "neo4j"),
-            timeout=timeout, query_timeout=timeout,
-        )
-    local = LocalNeo4j.named("bench")
-    local.start()
-    return Database(local.bolt_uri, "neo4j", local.password, timeout=timeout, query_timeout=timeout)
+    """The bench's Neo4j; without NEO4J_URI the local `bench` instance, started, and named in this
+    process's environment so that the `graphsvc serve` a bench starts uses it too."""
+    if not os.environ.get("NEO4J_URI"):
+        local = LocalNeo4j.named("bench")
+        local.start()
+        os.environ.update(NEO4J_URI=local.bolt_uri, NEO4J_USER="neo4j", NEO4J_PASSWORD=local.password)
+    return Database(
+        os.environ["NEO4J_URI"],
+        os.environ.get("NEO4J_USER", "neo4j"),
+        os.environ.get("NEO4J_PASSWORD", ""),
+        os.environ.get("NEO4J_DATABASE", "neo4j"),
+        timeout=timeout, query_timeout=timeout,
+    )
