@@ -269,8 +269,12 @@ def main() -> None:
     RESULTS.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
     print(f"wrote {RESULTS}")
     if not args.no_plot:
-        plot(results)
-        print(f"wrote {PLOT}")
+        try:
+            plot(results)
+        except ImportError:  # matplotlib is not a dependency of graphsvc
+            print("no plot: matplotlib is not installed (pip install matplotlib, or --no-plot)")
+        else:
+            print(f"wrote {PLOT}")
 
 
 if __name__ == "__main__":
