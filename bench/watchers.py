@@ -108,12 +108,7 @@ async def run(args: argparse.Namespace, port: int, service_pid: int) -> dict[str
             latencies += arrivals
             missed += expected - len(arrivals)
             await asyncio.sleep(args.gap_s)
-        stop.set()
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-        for client in clients:
-            await client.aclose()
+        await end_watches(stop, tasks, clients)
     ordered = sorted(latencies)
     return {
         "watchers": args.watchers, "workers": args.workers, "scopes": args.scopes,
@@ -140,15 +135,19 @@ async def open_watches(base: str, args: argparse.Namespace, projects: list[str],
     return stop, tasks, clients
 
 
-async def close_watches(http: httpx.AsyncClient, stop: asyncio.Event, tasks: list[asyncio.Task],
-                        clients: list[httpx.AsyncClient]) -> float:
-    """End the watches and wait (at most 30 s) until the service counts none; returns the count left."""
+async def end_watches(stop: asyncio.Event, tasks: list[asyncio.Task], clients: list[httpx.AsyncClient]) -> None:
     stop.set()
     for task in tasks:
         task.cancel()
     await asyncio.gather(*tasks, return_exceptions=True)
     for client in clients:
         await client.aclose()
+
+
+async def close_watches(http: httpx.AsyncClient, stop: asyncio.Event, tasks: list[asyncio.Task],
+                        clients: list[httpx.AsyncClient]) -> float:
+    """End the watches and wait (at most 30 s) until the service counts none; returns the count left."""
+    await end_watches(stop, tasks, clients)
     left, deadline = 0.0, time.monotonic() + 30
     while time.monotonic() < deadline:
         left = metric((await http.get("/metrics")).text, "graphsvc_watchers")
