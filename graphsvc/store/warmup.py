@@ -86,9 +86,9 @@ STATEMENTS: tuple[tuple[str, dict[str, Any]], ...] = (
 
 #: The statements a write runs in one transaction state only: "clean" (always first in its
 #: transaction, or after statements that changed nothing) or "changed" (always after a change).
-#: Every other statement of STATEMENTS is planned in both. Half the plans are then not made, which
-#: is time a start-up and a re-warm after a Neo4j restart (a cold JVM: seconds per plan) do not
-#: spend; the test suite records the state every write statement runs in and fails on one that is
+#: Every other statement of STATEMENTS is planned in both. About a third of the plans are then
+#: not made, which is time a start-up and a re-warm after a Neo4j restart (a cold JVM: seconds per
+#: plan) do not spend; the test suite records the state every write statement runs in and fails on one that is
 #: not planned (tests/conftest.py, `unplanned`).
 ONLY: dict[str, str] = {
     **dict.fromkeys(("maintain/write_tokens", "idempotency/lookup", "idempotency/purge_expired", "idempotency/claim",
