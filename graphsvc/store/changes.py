@@ -2,9 +2,10 @@
 
 Neo4j Community has no change-data capture, so every write transaction of the store records the
 projects it touched itself: `mark(tx, project_ids)` bumps one `(:ProjectChange {project_id, seq,
-changed_at_ms})` node per project, in a transaction of its own right after the write commits
-(graphsvc.store.db.after_commit): a rolled-back write leaves none, and a watcher woken by a marker
-reads a store that already holds the write. Each service process runs one
+changed_at_ms})` node per project, in a transaction of its own once the write has committed
+(graphsvc.store.db.after_commit: a background thread per process, which merges a burst of marks
+into one transaction): a rolled-back write leaves none, and a watcher woken by a marker reads a
+store that already holds the write. Each service process runs one
 poller (graphsvc.surfaces.watching) that reads the markers changed since its cursor
 (`changed_since`) while it has watchers, and wakes the watchers whose fence holds a changed
 project. Because the signal lives in Neo4j, a write through any worker or service instance wakes
@@ -17,9 +18,10 @@ costs a watcher one pack computation that finds nothing new; too little would le
 Contention: a marker is one node per project, and whoever bumps it holds its lock until commit.
 Bumped inside the write, it held every write of a project in line through the write's commit,
 Lucene's refresh of the full-text index included (~10 ms): sixteen agents claiming in one project
-queued there. Bumped in a transaction of its own, the lock lives for that small transaction only.
-The price: a process that dies between the write's commit and the marker's leaves the write
-unmarked, and its watchers learn of it at their next wake (a later write, an instant, or wait_s).
+queued there. Bumped in a transaction of its own, the lock lives for that small transaction only,
+and the write answers without waiting for it. The price: a process that dies between the write's
+commit and the marker's leaves the write unmarked, and its watchers learn of it at their next wake
+(a later write, an instant, or wait_s).
 
 Markers are not data: they are not exported (export reads capsules, edges and aliases), an
 import makes its own through its write transactions, `graphsvc verify` does not read them (no

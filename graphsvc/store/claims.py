@@ -19,8 +19,10 @@ claimer took since the read is skipped; when every candidate of a read was taken
 again (the takers have committed, so the next read no longer offers them), until a claim succeeds
 or the pack offers nothing: then the answer is `all_held` (others hold ready work) or
 `nothing_ready`, or `cycle` when the fence holds a live cycle (SPEC §3 fails closed whatever is
-held). The pack's head alone decides those three (`nothing_to_claim`), so a claim first reads it in
-a read transaction and answers them without a write transaction (`refusal_without_writing`).
+held). The pack's head alone decides those three (`nothing_to_claim`). The pack is read in a read
+transaction and each candidate taken in a small write transaction of its own, which a refusal
+rolls back at once (`_claim_next_apart` says why); a claim with an idempotency key does all of it
+in the one write transaction that stores its answer (`claim_next`).
 
 With `task_id`, a live cycle in the fence fails closed too: the answer is the same `cycle` refusal
 (200, `claimed: null`), whichever node is named; otherwise the node is taken or refused with a 409.
@@ -148,11 +150,11 @@ def _head(tx: ManagedTransaction, request: ClaimRequest, now: datetime,
     return pack, params, dict(run(tx, head_statement, **params)[0])
 
 
-def refusal_without_writing(db: Database, request: ClaimRequest, now: datetime,
-                            scope: tuple[str, ...] | None = None) -> dict[str, Any] | None:
-    """`nothing_to_claim` in a read transaction: the answer a claim without task_id gives when its
-    fence has no ready node that others do not hold, or None when it may claim one."""
-    return db.read(lambda tx: nothing_to_claim(_head(tx, request, now, scope)[2]))
+def candidates(db: Database, request: ClaimRequest, now: datetime,
+               scope: tuple[str, ...] | None = None) -> dict[str, Any] | list[str]:
+    """`_candidates` in a read transaction: the answer a claim without task_id gives when its fence
+    has no ready node that others do not hold, or the ids it may claim, in its pack's ready order."""
+    return db.read(lambda tx: _candidates(tx, request, now, scope))
 
 
 def _claim_task(tx: ManagedTransaction, request: ClaimRequest, now: datetime, key: str | None,
@@ -171,25 +173,76 @@ def _claim_task(tx: ManagedTransaction, request: ClaimRequest, now: datetime, ke
     return _claimed(row)
 
 
+def _candidates(tx: ManagedTransaction, request: ClaimRequest, now: datetime,
+                scope: tuple[str, ...] | None) -> dict[str, Any] | list[str]:
+    """The caller's pack read (its head and ready rows only): the refusal its head decides, or the
+    ids of its ready order, the claimable candidates in turn."""
+    pack, params, head = _head(tx, request, now, scope)
+    refused = nothing_to_claim(head)
+    if refused is not None:
+        return refused
+    sections = read_ready(tx, pack, params, head)
+    inputs = inputs_from_row(sections, sections["loop_edges"], params["whole_weight"])
+    return list(ready_order(inputs, tuple(request.terms or ()), now))
+
+
+_CHANGED_TOO_OFTEN = "the ready work in this scope changed too often to claim a task; retry shortly"
+
+
 def claim_next(tx: ManagedTransaction, request: ClaimRequest, now: datetime, key: str | None,
                scope: tuple[str, ...] | None) -> dict[str, Any]:
-    """A claim without task_id in the write transaction `tx`: the caller's pack read (its head and
-    ready rows only), then its ready order taken in turn."""
+    """A claim without task_id in the write transaction `tx` (the one an idempotency key's answer is
+    stored in): the caller's pack read, then its ready order taken in turn."""
     until = now + timedelta(seconds=request.lease_s)
     for _ in range(MAX_ROUNDS):
-        pack, params, head = _head(tx, request, now, scope)
-        refused = nothing_to_claim(head)
-        if refused is not None:
-            return refused
-        sections = read_ready(tx, pack, params, head)
-        inputs = inputs_from_row(sections, sections["loop_edges"], params["whole_weight"])
-        for task_id in ready_order(inputs, tuple(request.terms or ()), now):
+        found = _candidates(tx, request, now, scope)
+        if isinstance(found, dict):
+            return found
+        for task_id in found:
             row = _take(tx, task_id, request.agent, now, until, key)
             if row["refused"] is None:
                 return _claimed(row)
         # Every candidate was taken (or stopped being ready) since the read; those writers have
         # committed, so the next read offers what is left.
-    raise Unavailable("the ready work in this scope changed too often to claim a task; retry shortly")
+    raise Unavailable(_CHANGED_TOO_OFTEN)
+
+
+class _Refused(Exception):
+    """A take refused under the node's lock: raised so its transaction rolls back, which frees the
+    lock at once."""
+
+
+def _take_or_roll_back(tx: ManagedTransaction, task_id: str, request: ClaimRequest, now: datetime,
+                       until: datetime, key: str | None) -> dict[str, Any]:
+    row = _take(tx, task_id, request.agent, now, until, key)
+    if row["refused"] is not None:
+        raise _Refused(task_id)
+    return _claimed(row)
+
+
+def _claim_next_apart(db: Database, request: ClaimRequest, now: datetime, key: str | None,
+                      scope: tuple[str, ...] | None) -> dict[str, Any]:
+    """A claim without task_id and without an idempotency key: the pack read in a read transaction,
+    then each candidate in a write transaction of its own, until one is taken.
+
+    Why apart: a take locks its node until its transaction ends, refused or not. Many agents that
+    claim at once reach for the same first node; in one transaction, each claimer refused there kept
+    that lock while it went on to take the next node and commit, so the claimers behind it waited
+    for whole claims, one after the other. A refused take here rolls back at once and the next
+    claimer in line gets the lock. The read transaction gives the same view as a read inside the
+    write transaction would (Neo4j reads what is committed), and the take re-checks readiness and
+    the lease under the lock (cypher/claims/take.cypher), so what is taken is still ready and free."""
+    until = now + timedelta(seconds=request.lease_s)
+    for _ in range(MAX_ROUNDS):
+        found = candidates(db, request, now, scope)
+        if isinstance(found, dict):
+            return found
+        for task_id in found:
+            try:
+                return db.write(lambda tx, task_id=task_id: _take_or_roll_back(tx, task_id, request, now, until, key))
+            except _Refused:
+                continue
+    raise Unavailable(_CHANGED_TOO_OFTEN)
 
 
 def claim(db: Database, request: ClaimRequest, now: datetime, *, key: str | None = None,
@@ -198,18 +251,16 @@ def claim(db: Database, request: ClaimRequest, now: datetime, *, key: str | None
     the lease); `scope`: a scoped key's prefixes when the request has no fence (as for packs);
     `visible`: whether the key may see a project (a task outside it is answered as unknown).
 
-    A claim without task_id first asks a read transaction whether there is anything to claim
-    (`refusal_without_writing`): under many agents most claims find every ready node held, and
-    that answer needs neither the ready rows nor a write transaction. It is the answer the write
-    transaction would give at the instant of the read (tests/integration/test_claims_refusal.py
-    compares the two with a recomputed pack). A claim with an idempotency key (`wrap`) skips it:
-    its answer, refusals included, must be stored with the key in the write transaction."""
+    A claim without task_id reads its candidates in a read transaction (`candidates`): under many
+    agents most claims find every ready node held, and that answer needs neither the ready rows nor
+    a write transaction. It is the answer the write transaction would give at the instant of the
+    read (tests/integration/test_claims_refusal.py compares the two with a recomputed pack). A claim
+    with an idempotency key (`wrap`) reads and takes in its one write transaction instead
+    (`claim_next`): its answer, refusals included, must be stored with the key there."""
     if request.task_id is not None:
         return db.write(within(wrap, lambda tx: _claim_task(tx, request, now, key, visible, scope)))
     if wrap is None:
-        refused = refusal_without_writing(db, request, now, scope)
-        if refused is not None:
-            return refused
+        return _claim_next_apart(db, request, now, key, scope)
     return db.write(within(wrap, lambda tx: claim_next(tx, request, now, key, scope)))
 
 

@@ -24,6 +24,7 @@ LOOKBACK_MS = 10 * 60 * 1000
 
 
 def markers(db) -> dict[str, int]:
+    assert db.settle(), "the markers of the writes so far were not bumped within the bound"
     return {project: seq for project, seq, _ in changes.changed_since(db, None, LOOKBACK_MS)[1]}
 
 
