@@ -434,7 +434,9 @@ class Database:
                                        database_=self.database)
 
     def wipe_all(self) -> None:
-        """Delete every node and edge (tests, benchmarks). Auto-commit: the statement batches itself."""
+        """Delete every node and edge (tests, benchmarks). Auto-commit: the statement batches itself.
+        What earlier writes asked to run after them runs first, so none of it lands in the wiped store."""
+        self.settle()
         with self._outage_as_unavailable():
             with self._driver.session(database=self.database) as session:
                 session.run(cypher.load("maintenance/wipe_all")).consume()

@@ -11,7 +11,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, example, given, settings, strategies as st
 
 from graphsvc.clock import fixed_clock
 from graphsvc.errors import Conflict
@@ -108,9 +108,19 @@ def expected_from_the_oracle(db, body: dict[str, Any]) -> tuple[dict[str, Any] |
     return None, ready["next_action"]["id"]
 
 
+def _store(**given: Any) -> dict[str, Any]:
+    return {"nodes": [], "leases": [], "blocks": [], "ring": [], "done": [], "expired": [], "superseded": [],
+            "tombstoned": [], **given}
+
+
 @settings(max_examples=40, deadline=None, database=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(store=stores)
+# Each answer at least once, whatever the random stores bring: a live cycle, work held by another agent
+# (and so claimable by its holder), and free work.
+@example(store=_store(nodes=[("p", "task", "alpha"), ("p", "task", "beta")], ring=[0, 1]))
+@example(store=_store(nodes=[("p", "task", "alpha")], leases=[(0, "agent-a", 3600)]))
+@example(store=_store(nodes=[("q", "epic", "gamma")]))
 def test_the_read_only_refusal_equals_the_claim_and_the_recomputed_pack(database, store):
     with database.longer_timeout():
         build(database, store)
