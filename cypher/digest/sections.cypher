@@ -6,11 +6,15 @@
 // expired (valid_to <= $arg.now), else live. Blocked: open, live tasks/epics that still have open blockers
 // (the maintained `open_blockers`), most blockers first, then seq; newest: live capsules by updated_at
 // desc, then seq. Only the first $arg.top_blocked / $arg.newest rows leave Neo4j.
+// The fence is $arg.seeks (graphsvc.store.digest.fence_seeks): project-id prefixes, each `exact` (that
+// project only) or not (every project under it), one seek of the project_id index each; the whole
+// store is the one prefix ''. Written as `$arg.project_id IS NULL OR ...` instead, the planner could
+// use no index and every digest read every capsule of the store, three times.
 CALL () {
+  UNWIND $arg.seeks AS seek
   MATCH (c:Capsule)
-  WHERE ($arg.project_id IS NULL OR c.project_id = $arg.project_id)
-    AND ($arg.project_prefix IS NULL OR c.project_id = $arg.project_prefix
-         OR c.project_id STARTS WITH $arg.project_prefix + '/')
+  USING INDEX c:Capsule(project_id)
+  WHERE c.project_id STARTS WITH seek.start AND (NOT seek.exact OR c.project_id = seek.start)
   WITH c.kind AS kind, CASE WHEN c.tombstoned_at IS NOT NULL THEN 'tombstoned'
                             WHEN coalesce(c.superseded, false) THEN 'superseded'
                             WHEN c.valid_to IS NOT NULL AND c.valid_to <= $arg.now THEN 'expired'
@@ -19,11 +23,11 @@ CALL () {
   RETURN collect({kind: kind, state: state, n: n}) AS counts
 }
 CALL () {
+  UNWIND $arg.seeks AS seek
   MATCH (c:Capsule)
-  WHERE c.status = 'open' AND coalesce(c.open_blockers, 0) > 0
-    AND ($arg.project_id IS NULL OR c.project_id = $arg.project_id)
-    AND ($arg.project_prefix IS NULL OR c.project_id = $arg.project_prefix
-         OR c.project_id STARTS WITH $arg.project_prefix + '/')
+  USING INDEX c:Capsule(status, project_id)
+  WHERE c.status = 'open' AND c.project_id STARTS WITH seek.start AND (NOT seek.exact OR c.project_id = seek.start)
+    AND coalesce(c.open_blockers, 0) > 0
     AND c.tombstoned_at IS NULL AND NOT coalesce(c.superseded, false)
     AND (c.valid_to IS NULL OR c.valid_to > $arg.now)
   WITH c ORDER BY c.open_blockers DESC, c.seq ASC
@@ -32,10 +36,10 @@ CALL () {
          [b IN blocked[0..$arg.top_blocked] | b {.id, .project_id, .headline, blockers: b.open_blockers}] AS blocked
 }
 CALL () {
+  UNWIND $arg.seeks AS seek
   MATCH (c:Capsule)
-  WHERE ($arg.project_id IS NULL OR c.project_id = $arg.project_id)
-    AND ($arg.project_prefix IS NULL OR c.project_id = $arg.project_prefix
-         OR c.project_id STARTS WITH $arg.project_prefix + '/')
+  USING INDEX c:Capsule(project_id)
+  WHERE c.project_id STARTS WITH seek.start AND (NOT seek.exact OR c.project_id = seek.start)
     AND c.tombstoned_at IS NULL AND NOT coalesce(c.superseded, false)
     AND (c.valid_to IS NULL OR c.valid_to > $arg.now)
   WITH c ORDER BY c.updated_at DESC, c.seq ASC
@@ -44,17 +48,15 @@ CALL () {
                     updated_us: c.updated_at.epochSeconds * 1000000 + c.updated_at.microsecond}) AS newest
 }
 CALL () {
-  OPTIONAL MATCH (h:Handoff)
-  WHERE ($arg.project_id IS NULL OR h.project_id = $arg.project_id)
-    AND ($arg.project_prefix IS NULL OR h.project_id = $arg.project_prefix
-         OR h.project_id STARTS WITH $arg.project_prefix + '/')
+  UNWIND $arg.seeks AS seek
+  MATCH (h:Handoff)
+  WHERE h.project_id STARTS WITH seek.start AND (NOT seek.exact OR h.project_id = seek.start)
     AND h.tombstoned_at IS NULL AND NOT coalesce(h.superseded, false)
     AND (h.valid_to IS NULL OR h.valid_to > $arg.now)
   WITH h ORDER BY h.updated_at DESC, h.seq DESC
   LIMIT 1
   OPTIONAL MATCH (s:Session)-[:HANDED_OFF]->(h)
-  RETURN CASE WHEN h IS NULL THEN null
-              ELSE h {.id, .project_id, .headline, .content, .agent, session_id: s.id,
-                      updated_us: h.updated_at.epochSeconds * 1000000 + h.updated_at.microsecond} END AS handoff
+  RETURN collect(h {.id, .project_id, .headline, .content, .agent, session_id: s.id,
+                    updated_us: h.updated_at.epochSeconds * 1000000 + h.updated_at.microsecond}) AS handoffs
 }
-RETURN handoff, counts, blocked_total, blocked, newest
+RETURN handoffs[0] AS handoff, counts, blocked_total, blocked, newest

@@ -13,6 +13,7 @@ from typing import Any
 
 from neo4j import ManagedTransaction
 
+from graphsvc.access import covers
 from graphsvc.core.digest import BLOCKED_CAP, COUNT_STATES, DigestParts, assemble_digest
 from graphsvc.core.pack import ready_section
 from graphsvc.core.timefmt import iso_utc
@@ -34,10 +35,23 @@ def _ready(tx: ManagedTransaction, request: DigestRequest, now: datetime) -> tup
     return head, rows, total
 
 
+def fence_seeks(project_id: str | None, project_prefix: str | None) -> list[dict[str, Any]]:
+    """The fence as seeks of the project_id index (cypher/digest/sections.cypher): `start` a prefix of
+    project ids, `exact` when only the project named `start` itself is meant. The whole store is the
+    one prefix ''; a project outside the prefix also given is no seek at all (SPEC §2: fences AND)."""
+    if project_id is not None:
+        if project_prefix is not None and not covers(project_prefix, project_id):
+            return []
+        return [{"exact": True, "start": project_id}]
+    if project_prefix is not None:
+        return [{"exact": True, "start": project_prefix}, {"exact": False, "start": project_prefix + "/"}]
+    return [{"exact": False, "start": ""}]
+
+
 def _read(tx: ManagedTransaction, request: DigestRequest, now: datetime) -> DigestParts:
     head, rows, total = _ready(tx, request, now)
-    found = run(tx, "digest/sections", now=now, project_id=request.project_id,
-                project_prefix=request.project_prefix, top_blocked=BLOCKED_CAP, newest=request.newest)[0]
+    found = run(tx, "digest/sections", now=now, seeks=fence_seeks(request.project_id, request.project_prefix),
+                top_blocked=BLOCKED_CAP, newest=request.newest)[0]
     counts: dict[str, dict[str, int]] = {}
     for entry in found["counts"]:
         counts.setdefault(entry["kind"], dict.fromkeys(COUNT_STATES, 0))[entry["state"]] = entry["n"]

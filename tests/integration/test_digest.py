@@ -15,9 +15,11 @@ from graphsvc.errors import BadRequest
 from graphsvc.service import GraphService
 from tests.integration.service_support import NOW, Clock
 
-PROJECTS = ("p", "p/x", "q")
+# "px" shares the prefix "p" without being under it (SPEC §2): a prefix fence must leave it out.
+PROJECTS = ("p", "p/x", "px", "q")
 KINDS = ("task", "task", "epic", "fact", "decision")
-FENCES = ({}, {"project_id": "p"}, {"project_prefix": "p"}, {"project_id": "q"})
+FENCES = ({}, {"project_id": "p"}, {"project_prefix": "p"}, {"project_id": "q"},
+          {"project_id": "p/x", "project_prefix": "p"}, {"project_id": "px", "project_prefix": "p"})
 HUGE = 1_000_000
 
 
