@@ -186,7 +186,20 @@ def _candidates(tx: ManagedTransaction, request: ClaimRequest, now: datetime,
     return list(ready_order(inputs, tuple(request.terms or ()), now))
 
 
-_CHANGED_TOO_OFTEN = "the ready work in this scope changed too often to claim a task; retry shortly"
+def _in_turn(read: Callable[[], dict[str, Any] | list[str]],
+             take: Callable[[str], dict[str, Any] | None]) -> dict[str, Any]:
+    """Read the candidates (or the refusal), then `take` each in turn until one answers; read again
+    when every candidate was taken (or stopped being ready) since the read: those writers have
+    committed, so the next read offers what is left."""
+    for _ in range(MAX_ROUNDS):
+        found = read()
+        if isinstance(found, dict):
+            return found
+        for task_id in found:
+            answer = take(task_id)
+            if answer is not None:
+                return answer
+    raise Unavailable("the ready work in this scope changed too often to claim a task; retry shortly")
 
 
 def claim_next(tx: ManagedTransaction, request: ClaimRequest, now: datetime, key: str | None,
@@ -194,30 +207,17 @@ def claim_next(tx: ManagedTransaction, request: ClaimRequest, now: datetime, key
     """A claim without task_id in the write transaction `tx` (the one an idempotency key's answer is
     stored in): the caller's pack read, then its ready order taken in turn."""
     until = now + timedelta(seconds=request.lease_s)
-    for _ in range(MAX_ROUNDS):
-        found = _candidates(tx, request, now, scope)
-        if isinstance(found, dict):
-            return found
-        for task_id in found:
-            row = _take(tx, task_id, request.agent, now, until, key)
-            if row["refused"] is None:
-                return _claimed(row)
-        # Every candidate was taken (or stopped being ready) since the read; those writers have
-        # committed, so the next read offers what is left.
-    raise Unavailable(_CHANGED_TOO_OFTEN)
+
+    def take(task_id: str) -> dict[str, Any] | None:
+        row = _take(tx, task_id, request.agent, now, until, key)
+        return _claimed(row) if row["refused"] is None else None
+
+    return _in_turn(lambda: _candidates(tx, request, now, scope), take)
 
 
 class _Refused(Exception):
     """A take refused under the node's lock: raised so its transaction rolls back, which frees the
     lock at once."""
-
-
-def _take_or_roll_back(tx: ManagedTransaction, task_id: str, request: ClaimRequest, now: datetime,
-                       until: datetime, key: str | None) -> dict[str, Any]:
-    row = _take(tx, task_id, request.agent, now, until, key)
-    if row["refused"] is not None:
-        raise _Refused(task_id)
-    return _claimed(row)
 
 
 def _claim_next_apart(db: Database, request: ClaimRequest, now: datetime, key: str | None,
@@ -233,16 +233,20 @@ def _claim_next_apart(db: Database, request: ClaimRequest, now: datetime, key: s
     write transaction would (Neo4j reads what is committed), and the take re-checks readiness and
     the lease under the lock (cypher/claims/take.cypher), so what is taken is still ready and free."""
     until = now + timedelta(seconds=request.lease_s)
-    for _ in range(MAX_ROUNDS):
-        found = candidates(db, request, now, scope)
-        if isinstance(found, dict):
-            return found
-        for task_id in found:
-            try:
-                return db.write(lambda tx, task_id=task_id: _take_or_roll_back(tx, task_id, request, now, until, key))
-            except _Refused:
-                continue
-    raise Unavailable(_CHANGED_TOO_OFTEN)
+
+    def take_or_roll_back(tx: ManagedTransaction, task_id: str) -> dict[str, Any]:
+        row = _take(tx, task_id, request.agent, now, until, key)
+        if row["refused"] is not None:
+            raise _Refused(task_id)
+        return _claimed(row)
+
+    def take(task_id: str) -> dict[str, Any] | None:
+        try:
+            return db.write(lambda tx: take_or_roll_back(tx, task_id))
+        except _Refused:
+            return None
+
+    return _in_turn(lambda: candidates(db, request, now, scope), take)
 
 
 def claim(db: Database, request: ClaimRequest, now: datetime, *, key: str | None = None,
