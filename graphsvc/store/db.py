@@ -506,22 +506,20 @@ class Followers:
         self._thread: threading.Thread | None = None
 
     @staticmethod
-    def _merge_key(name: str, params: dict[str, Any]) -> tuple[Any, ...]:
-        fixed = tuple(sorted((k, repr(v)) for k, v in params.items() if not isinstance(v, list)))
-        return (name, fixed)
+    def _unites(value: Any) -> bool:
+        """A list of strings or integers: united with the same parameter of another run of the statement."""
+        return isinstance(value, list) and all(isinstance(item, (str, int)) for item in value)
 
     def add(self, statements: list[tuple[str, dict[str, Any]]]) -> None:
+        """Queue what a committed write asked for; called on the write's own thread after its commit,
+        so nothing here may fail."""
         with self._changed:
             for name, params in statements:
-                key = self._merge_key(name, params)
-                if key in self._queued:
-                    queued = self._queued[key][1]
-                    for k, v in params.items():
-                        if isinstance(v, list):
-                            queued[k] = sorted(set(queued.get(k, [])) | set(v))
-                else:
-                    self._queued[key] = (name, {k: sorted(set(v)) if isinstance(v, list) else v
-                                                for k, v in params.items()})
+                key = (name, tuple(sorted((k, repr(v)) for k, v in params.items() if not self._unites(v))))
+                queued = self._queued.setdefault(key, (name, dict(params)))[1]
+                for k, v in params.items():
+                    if self._unites(v):
+                        queued[k] = sorted(set(queued[k]) | set(v), key=repr)
             if self._thread is None and not self._stopping:
                 self._thread = threading.Thread(target=self._work, name="graphsvc-after-commit", daemon=True)
                 self._thread.start()

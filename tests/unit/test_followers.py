@@ -64,3 +64,22 @@ def test_settle_is_bounded_while_a_run_hangs():
 
 def test_settle_with_nothing_queued_answers_at_once():
     assert Followers(lambda name, params: None).settle(0)
+
+
+def test_only_lists_of_strings_or_integers_are_united():
+    ran: list[tuple[str, dict]] = []
+    gate, running = threading.Event(), threading.Event()
+
+    def run_one(name, params):
+        running.set()
+        gate.wait(5)
+        ran.append((name, params))
+
+    followers = Followers(run_one)
+    followers.add([("first", {})])
+    assert running.wait(5)
+    followers.add([("rows", {"rows": [{"a": 1}]}), ("rows", {"rows": [{"a": 2}]}), ("rows", {"rows": [{"a": 1}]})])
+    gate.set()
+    assert followers.settle(5)
+    assert ran[1:] == [("rows", {"rows": [{"a": 1}]}), ("rows", {"rows": [{"a": 2}]})]  # equal runs once, others apart
+    followers.stop()
