@@ -16,10 +16,10 @@ a capsule's own project, and those of what it blocks, supersedes, and what those
 costs a watcher one pack computation that finds nothing new; too little would leave it asleep.
 
 Contention: a marker is one node per project, and whoever bumps it holds its lock until commit.
-Bumped inside the write, it held every write of a project in line through the write's commit,
-Lucene's refresh of the full-text index included (~10 ms): sixteen agents claiming in one project
-queued there. Bumped in a transaction of its own, the lock lives for that small transaction only,
-and the write answers without waiting for it. The price: a process that dies between the write's
+Bumped inside the write, it would hold every write of a project in line through the write's commit,
+Lucene's refresh of the full-text index included (~10 ms), and sixteen agents claiming in one
+project would queue there. Bumped in a transaction of its own, the lock lives for that small
+transaction only, and the write answers without waiting for it. The price: a process that dies between the write's
 commit and the marker's leaves the write unmarked, and its watchers learn of it at their next wake
 (a later write, an instant, or wait_s).
 

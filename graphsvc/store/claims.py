@@ -226,9 +226,9 @@ def _claim_next_apart(db: Database, request: ClaimRequest, now: datetime, key: s
     then each candidate in a write transaction of its own, until one is taken.
 
     Why apart: a take locks its node until its transaction ends, refused or not. Many agents that
-    claim at once reach for the same first node; in one transaction, each claimer refused there kept
-    that lock while it went on to take the next node and commit, so the claimers behind it waited
-    for whole claims, one after the other. A refused take here rolls back at once and the next
+    claim at once reach for the same first node; were the whole claim one transaction, each claimer
+    refused there would keep that lock while it went on to take the next node and commit, and the
+    claimers behind it would wait for whole claims, one after the other. A refused take here rolls back at once and the next
     claimer in line gets the lock. The read transaction gives the same view as a read inside the
     write transaction would (Neo4j reads what is committed), and the take re-checks readiness and
     the lease under the lock (cypher/claims/take.cypher), so what is taken is still ready and free."""

@@ -486,9 +486,9 @@ class Followers:
     background thread per process, each in a write transaction of its own.
 
     Why not in the request: such a statement is bookkeeping the caller's answer does not depend on
-    (the watch markers), yet run in line it cost every write a second transaction and its commit
-    (~11 ms p50, 25 ms p95 under sixteen claiming agents), and all of a project's writers queued on
-    its one marker node. Here, statements of one name that pile up while the thread works are
+    (the watch markers), and run in line it would cost every write a second transaction and its
+    commit (~11 ms p50, 25 ms p95 under sixteen claiming agents), with all of a project's writers
+    queued on its one marker node. Here, statements of one name that pile up while the thread works are
     merged: their list parameters are united (so a burst of writes to one project bumps its marker
     once, which is all a watcher needs), every other parameter must be equal to merge. So an
     after-commit statement must mean the same run once on a union as run on each part.
