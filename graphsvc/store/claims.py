@@ -88,9 +88,22 @@ def _lookup(tx: ManagedTransaction, task_id: str, visible: Visible,
     return dict(rows[0])
 
 
+#: Runs of claims/take for one node whose state changed between its look without the lock and its
+#: read after (`changed`): each means another writer committed on that node within microseconds,
+#: so a few runs settle it; the bound keeps a take from spinning should the store misbehave.
+MAX_TAKE_RUNS = 8
+
+
 def _take(tx: ManagedTransaction, task_id: str, agent: str, now: datetime, until: datetime,
           key: str | None) -> dict[str, Any]:
-    row = dict(run(tx, "claims/take", id=task_id, agent=agent, now=now, until=until, key=key)[0])
+    """The take of `task_id` (cypher/claims/take.cypher), run again while it answers `changed` (it
+    only writes a lease under the node's lock, and that run decided without it)."""
+    for _ in range(MAX_TAKE_RUNS):
+        row = dict(run(tx, "claims/take", id=task_id, agent=agent, now=now, until=until, key=key)[0])
+        if row["refused"] != "changed":
+            break
+    else:
+        raise Unavailable(f"{task_id} changed under every attempt to claim it; retry shortly")
     if row["refused"] is None:
         lease_changed(tx, row["project_id"])
     return row

@@ -1,10 +1,14 @@
-"""Claims race across processes (SPEC §12): 32 agents claim at once through `graphsvc serve --workers 2`
-on a 200-task DAG, round after round. No node is ever claimed twice, and whenever an agent is told
-`all_held`, no ready node is left unclaimed. The lock is Neo4j's (the lease written under the node's
-write lock), so this holds across the two worker processes that share nothing in memory.
+"""Claims races (SPEC §12).
 
-The DAG: 100 tasks ready at first, each of the other 100 blocked by one of them; once every first-wave
-task is claimed and done, the second wave becomes ready and the rounds go on.
+Across processes: 32 agents claim at once through `graphsvc serve --workers 2` on a 200-task DAG,
+round after round. No node is ever claimed twice, and whenever an agent is told `all_held`, no
+ready node is left unclaimed. The lock is Neo4j's (the lease written under the node's write lock),
+so this holds across the two worker processes that share nothing in memory. The DAG: 100 tasks
+ready at first, each of the other 100 blocked by one of them; once every first-wave task is claimed
+and done, the second wave becomes ready and the rounds go on.
+
+In one process (the claimers meet at a node far more often), and the half-applied commit such a
+meeting can show a claimer, stored while another transaction holds the node's lock.
 """
 
 from __future__ import annotations
@@ -12,8 +16,13 @@ from __future__ import annotations
 import threading
 import time
 from collections import Counter
+from datetime import timedelta
 
 import httpx
+import pytest
+
+from graphsvc.errors import Conflict
+from tests.integration.service_support import NOW
 
 from tests.integration.test_workers import children, serve
 
@@ -102,3 +111,87 @@ def test_32_claimers_over_two_workers_never_share_a_node(db, neo4j_target):
                     assert done.status_code == 200, done.text
         assert len(claims) == 2 * WAVE, f"{len(claims)} of {2 * WAVE} tasks claimed in {rounds} rounds"
         assert all_held_rounds >= 2  # each wave ended with agents told all_held
+
+
+def test_claimers_in_one_process_never_share_a_node_nor_lose_a_lease(svc, db):
+    """The same race without HTTP in between, so the claimers meet at the node far more often: 32
+    threads claim at once on a fresh wave of 100 ready tasks, round after round, for several waves.
+    Each claimer looks at a node before it takes the node's lock, and that look may meet another
+    claimer's commit half applied (its lease_agent there, its lease_until not yet); such a look
+    must decide nothing (cypher/claims/take.cypher). Every answer's node carries its answerer's
+    lease, and no node is answered twice."""
+    for wave in range(3):
+        project = f"{PROJECT}-{wave}"
+        ids = svc.ingest({"items": [{"project_id": project, "kind": "task", "content": f"task {n}"}
+                                    for n in range(WAVE)]})["ids"]
+        holders: dict[str, str] = {}
+        claims: Counter[str] = Counter()
+        for rounds in range(1, 12):
+            answers: list[tuple[str, dict]] = []
+            lock = threading.Lock()
+            start = threading.Barrier(AGENTS)
+
+            def agent(n: int) -> None:
+                name = f"agent-{wave}-{rounds}-{n}"
+                start.wait()
+                answer = svc.claim({"agent": name, "project_prefix": project})
+                with lock:
+                    answers.append((name, answer))
+
+            pool = [threading.Thread(target=agent, args=(n,)) for n in range(AGENTS)]
+            for thread in pool:
+                thread.start()
+            for thread in pool:
+                thread.join(timeout=120)
+            assert len(answers) == AGENTS
+            got = [(name, answer["claimed"]["id"]) for name, answer in answers if answer["claimed"] is not None]
+            for name, node in got:
+                claims[node] += 1
+                holders[node] = name
+            assert [n for n, c in claims.items() if c > 1] == [], f"wave {wave}, round {rounds}"
+            leases = {r["id"]: r["agent"] for r in db._driver.execute_query(
+                "MATCH (c:Capsule {project_id: $p}) WHERE c.lease_agent IS NOT NULL "
+                "RETURN c.id AS id, c.lease_agent AS agent", p=project).records}
+            assert leases == holders, f"wave {wave}, round {rounds}: answers and stored leases differ"
+            if not got:
+                break
+        assert sorted(claims) == sorted(ids)
+
+
+@pytest.mark.parametrize("named", [True, False], ids=["task_id", "next"])
+def test_a_look_at_a_half_committed_lease_decides_nothing(svc, db, named):
+    """Deterministic form of the race above. A claimer looks at the node before it takes its lock;
+    that look can meet another claimer's commit half applied: its lease_agent there, its lease_until
+    not yet. Such a node is stored here as that look would see it, while another transaction holds
+    the node's lock and writes a whole lease. The claimer must wait for that lock and then see the
+    lease (refused, held by that writer): had it decided on the half lease (no live lease, so take
+    it), its write would land after the other's commit and both would be told they hold the node."""
+    [node] = svc.ingest({"items": [{"project_id": "half", "kind": "task", "content": "the only task"}]})["ids"]
+    db._driver.execute_query("MATCH (c:Capsule {id: $id}) SET c.lease_agent = 'half-applied'", id=node)
+    request = {"agent": "late", "task_id": node} if named else {"agent": "late", "project_id": "half"}
+    answer: list[object] = []
+
+    def claim() -> None:
+        try:
+            answer.append(svc.claim(request))
+        except Conflict as refused:
+            answer.append(refused)
+
+    with db._driver.session() as session:
+        other = session.begin_transaction()
+        other.run("MATCH (c:Capsule {id: $id}) SET c.lease_agent = 'first', c.lease_until = $until",
+                  id=node, until=NOW + timedelta(seconds=900)).consume()
+        claimer = threading.Thread(target=claim)
+        claimer.start()
+        claimer.join(timeout=1.0)
+        assert claimer.is_alive(), "the claimer answered without waiting for the node's lock"
+        other.commit()
+        claimer.join(timeout=30)
+    [got] = answer
+    if named:
+        assert isinstance(got, Conflict) and got.details[0]["reason"] == "held", got
+        assert got.details[0]["holder"] == "first"
+    else:
+        assert got == {"claimed": None, "reason": "all_held"}
+    [stored] = db._driver.execute_query("MATCH (c:Capsule {id: $id}) RETURN c.lease_agent AS agent", id=node).records
+    assert stored["agent"] == "first"
