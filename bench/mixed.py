@@ -22,7 +22,7 @@ count, interleaved over `--rounds`, so their figures are comparable.
 
 `--kill-neo4j-at S`: S seconds into each cell, kill -9 the local bench Neo4j and start it again; the
 cell then reports when Bolt answered, the first 2xx after that, the last non-2xx, and the non-2xx
-answered 10 s or more after Bolt was back.
+answered 10 s or more after Bolt was back (and, apart, those of them also sent 10 s or more after it).
 
 `--freeze-neo4j-at S --freeze-for N`: S seconds into each cell, SIGSTOP the Neo4j JVM (the one behind
 NEO4J_URI; the local bench instance by default) for N seconds, then SIGCONT. Meanwhile a prober GETs
@@ -413,6 +413,10 @@ def run_cell(service: Service, clients: int, seconds: float, idle: int, words: l
                    "first_2xx_after_bolt_s": next((round(t, 2) for t, ok in after if ok), None),
                    "last_non_2xx_after_bolt_s": max((round(t, 2) for t, ok in after if not ok), default=None),
                    "non_2xx_from_10s_after_bolt": sum(1 for t, ok in after if t >= 10 and not ok),
+                   # The same by when the request was sent: a request sent before the 10 s mark
+                   # and refused after it (it waited its bound for the plans) is not counted here.
+                   "non_2xx_sent_from_10s_after_bolt": sum(
+                       1 for began, _end, status, _ in tally.calls if began - bolt >= 10 and not 200 <= status < 300),
                    "non_2xx_from_10s_after_bolt_by_kind": late(tally.failures, bolt + 10)}
     return {
         "target": service.name, "clients": clients, "idle_agents": idle, "seconds": round(elapsed, 1),
