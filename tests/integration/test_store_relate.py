@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from datetime import datetime, timezone
 
 import pytest
@@ -91,3 +92,32 @@ def test_a_bad_edge_rolls_back_the_whole_request(svc, db):
         svc.relate({"add": [blocks("cap-1", "cap-2"), blocks("cap-2", "cap-3")],
                     "remove": [supersedes("cap-4", "cap-3")]})
     assert edges(db) == [("SUPERSEDES", "cap-4", "cap-3")]
+
+
+@pytest.mark.parametrize("change", ["remove BLOCKS", "add SUPERSEDES"])
+def test_of_two_requests_changing_one_edge_at_once_the_second_reports_the_first(svc, db, change):
+    """Another transaction makes the change first and holds both ends' locks (taken in id order, as
+    every relate does); the same change requested meanwhile waits for it and then reports it as
+    done already: it looked for the edge only once it held the locks."""
+    if change == "remove BLOCKS":
+        svc.relate({"add": [blocks("cap-1", "cap-2")]})
+        first = "MATCH (:Capsule {id: 'cap-1'})-[r:BLOCKS]->(:Capsule {id: 'cap-2'}) DELETE r"
+        request, expected = {"remove": [blocks("cap-1", "cap-2")]}, {
+            "added": 0, "already_present": [], "removed": 0, "not_present": [blocks("cap-1", "cap-2")]}
+    else:
+        first = "MATCH (a:Capsule {id: 'cap-4'}), (b:Capsule {id: 'cap-3'}) CREATE (a)-[:SUPERSEDES]->(b)"
+        request, expected = {"add": [supersedes("cap-4", "cap-3")]}, {
+            "added": 0, "already_present": [supersedes("cap-4", "cap-3")], "removed": 0, "not_present": []}
+    answer: list[dict] = []
+    with db._driver.session() as session:
+        other = session.begin_transaction()
+        other.run("UNWIND ['cap-1', 'cap-2', 'cap-3', 'cap-4'] AS id MATCH (c:Capsule {id: id}) "
+                  "SET c.other_lock = true REMOVE c.other_lock").consume()
+        other.run(first).consume()
+        second = threading.Thread(target=lambda: answer.append(svc.relate(request)))
+        second.start()
+        second.join(timeout=1.0)
+        assert second.is_alive(), "the relate answered without waiting for the ends' locks"
+        other.commit()
+        second.join(timeout=30)
+    assert answer == [expected]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from datetime import datetime, timedelta, timezone
 
 import pytest
@@ -35,6 +36,25 @@ def test_is_idempotent_and_keeps_the_first_time(svc, db):
     later = GraphService(db, clock=fixed_clock(T0 + timedelta(days=1)))
     assert later.tombstone(["cap-2", "cap-3", "cap-2"]) == {"tombstoned": ["cap-3"], "already_tombstoned": ["cap-2"]}
     assert stamps(db) == {"cap-1": None, "cap-2": T0, "cap-3": T0 + timedelta(days=1)}
+
+
+def test_of_two_tombstones_at_once_the_second_reports_the_first(svc, db):
+    """Another transaction tombstones cap-2 and holds its lock; a tombstone of cap-2 meanwhile waits
+    for it and then answers `already_tombstoned` (it read the node only once it held the lock),
+    keeping the first time."""
+    earlier = T0 - timedelta(hours=1)
+    answer: list[dict] = []
+    with db._driver.session() as session:
+        other = session.begin_transaction()
+        other.run("MATCH (c:Capsule {id: 'cap-2'}) SET c.tombstoned_at = $at", at=earlier).consume()
+        second = threading.Thread(target=lambda: answer.append(svc.tombstone(["cap-2"])))
+        second.start()
+        second.join(timeout=1.0)
+        assert second.is_alive(), "the tombstone answered without waiting for the node's lock"
+        other.commit()
+        second.join(timeout=30)
+    assert answer == [{"tombstoned": [], "already_tombstoned": ["cap-2"]}]
+    assert stamps(db)["cap-2"] == earlier
 
 
 def test_unknown_id_is_404_and_nothing_is_marked(svc, db):
