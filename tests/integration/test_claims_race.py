@@ -16,12 +16,14 @@ from __future__ import annotations
 import threading
 import time
 from collections import Counter
+from typing import Callable, TypeVar
 from datetime import timedelta
 
 import httpx
 import pytest
 
 from graphsvc.errors import Conflict
+from tests.integration.locking_support import after_a_locking_write
 from tests.integration.service_support import NOW
 
 from tests.integration.test_workers import children, serve
@@ -29,6 +31,7 @@ from tests.integration.test_workers import children, serve
 AGENTS = 32
 WAVE = 100
 PROJECT = "race"
+T = TypeVar("T")
 
 
 def post(base: str, path: str, body: dict) -> httpx.Response:
@@ -42,11 +45,39 @@ def post(base: str, path: str, body: dict) -> httpx.Response:
     return response
 
 
+def at_once(names: list[str], claim: Callable[[str], T]) -> list[tuple[str, T]]:
+    """`claim(name)` for every name, each in its own thread, all released together by a barrier."""
+    answers: list[tuple[str, T]] = []
+    lock = threading.Lock()
+    start = threading.Barrier(len(names))
+
+    def agent(name: str) -> None:
+        start.wait()
+        answer = claim(name)
+        with lock:
+            answers.append((name, answer))
+
+    pool = [threading.Thread(target=agent, args=(name,)) for name in names]
+    for thread in pool:
+        thread.start()
+    for thread in pool:
+        thread.join(timeout=300)
+    assert len(answers) == len(names), "a claimer did not answer within 300 s"
+    return answers
+
+
 def unclaimed_ready(db) -> list[str]:
     """Ready nodes of the project with no live lease, straight from the graph (not through a pack)."""
     return [r["id"] for r in db._driver.execute_query(
         "MATCH (c:Capsule {project_id: $p}) WHERE c.ready = true AND (c.lease_until IS NULL OR c.lease_until <= "
         "datetime()) RETURN c.id AS id ORDER BY c.seq", p=PROJECT).records]
+
+
+def stored_leases(db, project: str) -> dict[str, str]:
+    """Each leased node of the project -> its lease's agent, straight from the graph."""
+    return {r["id"]: r["agent"] for r in db._driver.execute_query(
+        "MATCH (c:Capsule {project_id: $p}) WHERE c.lease_agent IS NOT NULL "
+        "RETURN c.id AS id, c.lease_agent AS agent", p=project).records}
 
 
 def test_32_claimers_over_two_workers_never_share_a_node(db, neo4j_target):
@@ -68,23 +99,8 @@ def test_32_claimers_over_two_workers_never_share_a_node(db, neo4j_target):
         all_held_rounds = 0
         while rounds < 12:
             rounds += 1
-            answers: list[tuple[str, httpx.Response]] = []
-            lock = threading.Lock()
-            start = threading.Barrier(AGENTS)
-
-            def agent(n: int) -> None:
-                name = f"agent-{rounds}-{n}"
-                start.wait()
-                response = post(base, "/v1/memory_claim", {"agent": name, "project_prefix": PROJECT})
-                with lock:
-                    answers.append((name, response))
-
-            pool = [threading.Thread(target=agent, args=(n,)) for n in range(AGENTS)]
-            for thread in pool:
-                thread.start()
-            for thread in pool:
-                thread.join(timeout=300)
-            assert len(answers) == AGENTS
+            answers = at_once([f"agent-{rounds}-{n}" for n in range(AGENTS)], lambda name: post(
+                base, "/v1/memory_claim", {"agent": name, "project_prefix": PROJECT}))
             assert all(r.status_code == 200 for _, r in answers), [r.text for _, r in answers if r.status_code != 200][:3]
             bodies = [(name, r.json()) for name, r in answers]
             got = [(name, body["claimed"]["id"]) for name, body in bodies if body["claimed"] is not None]
@@ -99,9 +115,7 @@ def test_32_claimers_over_two_workers_never_share_a_node(db, neo4j_target):
                 # someone was told all_held: every ready node is held (by this round's winners or earlier ones)
                 assert unclaimed_ready(db) == [], "a ready node was left unclaimed while an agent got all_held"
             # the store agrees with the answers: each claimed node carries its claimer's lease
-            leases = {r["id"]: r["agent"] for r in db._driver.execute_query(
-                "MATCH (c:Capsule {project_id: $p}) WHERE c.lease_agent IS NOT NULL "
-                "RETURN c.id AS id, c.lease_agent AS agent", p=PROJECT).records}
+            leases = stored_leases(db, PROJECT)
             assert {node: holders[node] for node in leases} == leases
             if not got:  # nothing left to claim: finish the claimed work, which frees the next wave
                 if len(claims) == 2 * WAVE:
@@ -127,31 +141,14 @@ def test_claimers_in_one_process_never_share_a_node_nor_lose_a_lease(svc, db):
         holders: dict[str, str] = {}
         claims: Counter[str] = Counter()
         for rounds in range(1, 12):
-            answers: list[tuple[str, dict]] = []
-            lock = threading.Lock()
-            start = threading.Barrier(AGENTS)
-
-            def agent(n: int) -> None:
-                name = f"agent-{wave}-{rounds}-{n}"
-                start.wait()
-                answer = svc.claim({"agent": name, "project_prefix": project})
-                with lock:
-                    answers.append((name, answer))
-
-            pool = [threading.Thread(target=agent, args=(n,)) for n in range(AGENTS)]
-            for thread in pool:
-                thread.start()
-            for thread in pool:
-                thread.join(timeout=120)
-            assert len(answers) == AGENTS
+            answers = at_once([f"agent-{wave}-{rounds}-{n}" for n in range(AGENTS)],
+                              lambda name: svc.claim({"agent": name, "project_prefix": project}))
             got = [(name, answer["claimed"]["id"]) for name, answer in answers if answer["claimed"] is not None]
             for name, node in got:
                 claims[node] += 1
                 holders[node] = name
             assert [n for n, c in claims.items() if c > 1] == [], f"wave {wave}, round {rounds}"
-            leases = {r["id"]: r["agent"] for r in db._driver.execute_query(
-                "MATCH (c:Capsule {project_id: $p}) WHERE c.lease_agent IS NOT NULL "
-                "RETURN c.id AS id, c.lease_agent AS agent", p=project).records}
+            leases = stored_leases(db, project)
             assert leases == holders, f"wave {wave}, round {rounds}: answers and stored leases differ"
             if not got:
                 break
@@ -169,25 +166,9 @@ def test_a_look_at_a_half_committed_lease_decides_nothing(svc, db, named):
     [node] = svc.ingest({"items": [{"project_id": "half", "kind": "task", "content": "the only task"}]})["ids"]
     db._driver.execute_query("MATCH (c:Capsule {id: $id}) SET c.lease_agent = 'half-applied'", id=node)
     request = {"agent": "late", "task_id": node} if named else {"agent": "late", "project_id": "half"}
-    answer: list[object] = []
-
-    def claim() -> None:
-        try:
-            answer.append(svc.claim(request))
-        except Conflict as refused:
-            answer.append(refused)
-
-    with db._driver.session() as session:
-        other = session.begin_transaction()
-        other.run("MATCH (c:Capsule {id: $id}) SET c.lease_agent = 'first', c.lease_until = $until",
-                  id=node, until=NOW + timedelta(seconds=900)).consume()
-        claimer = threading.Thread(target=claim)
-        claimer.start()
-        claimer.join(timeout=1.0)
-        assert claimer.is_alive(), "the claimer answered without waiting for the node's lock"
-        other.commit()
-        claimer.join(timeout=30)
-    [got] = answer
+    got = after_a_locking_write(
+        db, ["MATCH (c:Capsule {id: $id}) SET c.lease_agent = 'first', c.lease_until = $until"],
+        lambda: svc.claim(request), id=node, until=NOW + timedelta(seconds=900))
     if named:
         assert isinstance(got, Conflict) and got.details[0]["reason"] == "held", got
         assert got.details[0]["holder"] == "first"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import threading
 from datetime import datetime, timezone
 
 import pytest
@@ -10,6 +9,7 @@ import pytest
 from graphsvc.clock import fixed_clock
 from graphsvc.errors import InvalidInput
 from graphsvc.service import GraphService
+from tests.integration.locking_support import after_a_locking_write
 
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=timezone.utc)
 
@@ -108,16 +108,7 @@ def test_of_two_requests_changing_one_edge_at_once_the_second_reports_the_first(
         first = "MATCH (a:Capsule {id: 'cap-4'}), (b:Capsule {id: 'cap-3'}) CREATE (a)-[:SUPERSEDES]->(b)"
         request, expected = {"add": [supersedes("cap-4", "cap-3")]}, {
             "added": 0, "already_present": [supersedes("cap-4", "cap-3")], "removed": 0, "not_present": []}
-    answer: list[dict] = []
-    with db._driver.session() as session:
-        other = session.begin_transaction()
-        other.run("UNWIND ['cap-1', 'cap-2', 'cap-3', 'cap-4'] AS id MATCH (c:Capsule {id: id}) "
-                  "SET c.other_lock = true REMOVE c.other_lock").consume()
-        other.run(first).consume()
-        second = threading.Thread(target=lambda: answer.append(svc.relate(request)))
-        second.start()
-        second.join(timeout=1.0)
-        assert second.is_alive(), "the relate answered without waiting for the ends' locks"
-        other.commit()
-        second.join(timeout=30)
-    assert answer == [expected]
+    lock_all = ("UNWIND ['cap-1', 'cap-2', 'cap-3', 'cap-4'] AS id MATCH (c:Capsule {id: id}) "
+                "SET c.other_lock = true REMOVE c.other_lock")
+    answer = after_a_locking_write(db, [lock_all, first], lambda: svc.relate(request))
+    assert answer == expected

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import threading
 from datetime import datetime, timedelta, timezone
 
 import pytest
@@ -10,6 +9,7 @@ import pytest
 from graphsvc.clock import fixed_clock
 from graphsvc.errors import InvalidInput, NotFound
 from graphsvc.service import GraphService
+from tests.integration.locking_support import after_a_locking_write
 
 T0 = datetime(2026, 12, 1, 12, 0, tzinfo=timezone.utc)
 
@@ -43,17 +43,9 @@ def test_of_two_tombstones_at_once_the_second_reports_the_first(svc, db):
     for it and then answers `already_tombstoned` (it read the node only once it held the lock),
     keeping the first time."""
     earlier = T0 - timedelta(hours=1)
-    answer: list[dict] = []
-    with db._driver.session() as session:
-        other = session.begin_transaction()
-        other.run("MATCH (c:Capsule {id: 'cap-2'}) SET c.tombstoned_at = $at", at=earlier).consume()
-        second = threading.Thread(target=lambda: answer.append(svc.tombstone(["cap-2"])))
-        second.start()
-        second.join(timeout=1.0)
-        assert second.is_alive(), "the tombstone answered without waiting for the node's lock"
-        other.commit()
-        second.join(timeout=30)
-    assert answer == [{"tombstoned": [], "already_tombstoned": ["cap-2"]}]
+    answer = after_a_locking_write(db, ["MATCH (c:Capsule {id: 'cap-2'}) SET c.tombstoned_at = $at"],
+                                   lambda: svc.tombstone(["cap-2"]), at=earlier)
+    assert answer == {"tombstoned": [], "already_tombstoned": ["cap-2"]}
     assert stamps(db)["cap-2"] == earlier
 
 
