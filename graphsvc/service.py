@@ -108,6 +108,10 @@ class GraphService:
         #: Cleared while `warm` plans the reads (a re-warm lets reads through once they are planned).
         self._reads_planned = threading.Event()
         self._reads_planned.set()
+        #: Cleared while a warm-up with `writes` makes the write statements' plans (`warm`).
+        self._writes_planned = threading.Event()
+        self._writes_planned.set()
+        self._warming_writes = False  # a warm-up with `writes` runs (the writes wait for `_writes_planned`)
         #: What the background start-up (`start_in_background`) waits for; None when none is running.
         self._starting: str | None = None
         self._started = threading.Event()
@@ -132,7 +136,7 @@ class GraphService:
 
         The statements are planned side by side: Neo4j plans them on its own cores, so a start-up or
         a reconnect pays about the slowest plan rather than their sum."""
-        from graphsvc.store.warmup import warm_write_plans
+        from graphsvc.store.warmup import warm_claim_pack_reads, warm_write_plans
 
         def plan(read: Callable[[dict[str, Any]], Any], request: dict[str, Any]) -> None:
             token = _warming_call.set(True)
@@ -145,17 +149,28 @@ class GraphService:
         reads = ([(self.bootstrap, request) for request in WARM_REQUESTS]
                  + [(self.retrieve, WARM_RETRIEVE), (self.digest, WARM_DIGEST)])
         self._reads_planned.clear()
+        if writes:
+            self._writes_planned.clear()
+            self._warming_writes = True
         try:
             with ThreadPoolExecutor(max_workers=len(reads) + 2, thread_name_prefix="graphsvc-warm") as pool:
                 planning_writes = [pool.submit(warm_write_plans, self.db, variant) for variant in (False, True)
                                    ] if writes else []
+                for planning in planning_writes:  # the writes go through once both are in, reads or not
+                    planning.add_done_callback(
+                        lambda _: all(w.done() for w in planning_writes) and self._writes_planned.set())
                 for done in [pool.submit(plan, read, request) for read, request in reads]:
                     done.result()
                 self._reads_planned.set()
                 for done in planning_writes:
                     done.result()
+                if writes:  # after the writes are let through: only a keyed claim needs these
+                    warm_claim_pack_reads(self.db)
         finally:
             self._reads_planned.set()
+            self._writes_planned.set()
+            if writes:
+                self._warming_writes = False
         self._plans_warm = True
 
     def ensure_schema(self) -> None:
@@ -284,8 +299,12 @@ class GraphService:
             return
         deadline = call_deadline.get()
         left = (deadline - time.monotonic()) if deadline is not None else self.request_bound
-        # The read plans are made first and apart from the write plans: a read needs only them.
-        planned = self._reads_planned.wait if reads else self.db.wait_warm
+        # The read plans are made first and apart from the write plans: a read needs only them, a
+        # write the write plans (a re-warm with writes makes them before the claims' pack reads).
+        if reads:
+            planned = self._reads_planned.wait
+        else:
+            planned = self._writes_planned.wait if self._warming_writes else self.db.wait_warm
         if not planned(max(0.0, left - WARM_WAIT_RESERVE)):
             raise Unavailable("Neo4j is back and the query plans are being compiled; retry shortly.")
 

@@ -17,7 +17,7 @@ roll-back).
 from __future__ import annotations
 
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, Callable
 
 from neo4j import ManagedTransaction
 
@@ -139,13 +139,10 @@ def _pack_reads() -> list[tuple[str, dict[str, Any]]]:
     return reads
 
 
-def _plan_after_a_change(tx: ManagedTransaction) -> None:
+def _plan_after_a_change(tx: ManagedTransaction, statements: list[tuple[str, dict[str, Any]]]) -> None:
     setattr(tx, "_graphsvc_warming", True)  # not a write's real run (store.db.plan_observer)
     tx.run("CREATE ()").consume()
-    for name, params in STATEMENTS:
-        if True in planned_in(name):
-            run(tx, name, **params)
-    for name, params in _pack_reads():
+    for name, params in statements:
         run(tx, name, **params)
     raise _RollBack
 
@@ -156,10 +153,18 @@ def _plan_clean(tx: ManagedTransaction, name: str, params: dict[str, Any]) -> No
     raise _RollBack
 
 
+def _rolled_back(db: Database, work: Callable[[ManagedTransaction], None]) -> None:
+    try:
+        db.write(work)
+    except _RollBack:
+        pass
+
+
 def warm_write_plans(db: Database, after_a_change: bool | None = None) -> None:
     """Plan every write statement in the transaction states it runs in (`planned_in`), rolled back
     (plans cached, nothing stored); only one of the two states when `after_a_change` says which
-    (the two are independent: a re-warm runs them side by side).
+    (the two are independent: a re-warm runs them side by side). Without `after_a_change` (a
+    start-up), the pack reads of a claim's write transaction too (`warm_claim_pack_reads`).
 
     After a change, all run in one transaction that first creates a node. Clean, each runs in a
     transaction of its own: some of them write even with arguments that match nothing (a tally
@@ -167,11 +172,21 @@ def warm_write_plans(db: Database, after_a_change: bool | None = None) -> None:
     transaction instead."""
     with db.longer_timeout():
         for variant in (False, True) if after_a_change is None else (after_a_change,):
-            works = ([lambda tx: _plan_after_a_change(tx)] if variant else
-                     [lambda tx, name=name, params=params: _plan_clean(tx, name, params)
-                      for name, params in STATEMENTS if False in planned_in(name)])
-            for work in works:
-                try:
-                    db.write(work)
-                except _RollBack:
-                    pass
+            if variant:
+                changed = [(name, params) for name, params in STATEMENTS if True in planned_in(name)]
+                _rolled_back(db, lambda tx: _plan_after_a_change(tx, changed))
+            else:
+                for name, params in STATEMENTS:
+                    if False in planned_in(name):
+                        _rolled_back(db, lambda tx, name=name, params=params: _plan_clean(tx, name, params))
+    if after_a_change is None:
+        warm_claim_pack_reads(db)
+
+
+def warm_claim_pack_reads(db: Database) -> None:
+    """Plan the pack reads as a keyed claim runs them, after its first write (`_pack_reads`), in a
+    transaction of their own: the last STATEMENTS take locks every writer needs, held until their
+    transaction's roll-back, and a cold pack plan takes seconds. A re-warm makes these plans once
+    the writes' own are in (only a claim with an idempotency key needs them)."""
+    with db.longer_timeout():
+        _rolled_back(db, lambda tx: _plan_after_a_change(tx, _pack_reads()))

@@ -325,3 +325,34 @@ def test_a_rewarm_longer_than_the_deadline_is_a_503(db, held_rewarm):
     while db.warming and time.monotonic() < deadline:
         time.sleep(0.02)
     assert not db.warming
+
+
+def test_writes_pass_once_the_write_plans_are_made(db, monkeypatch):
+    """A re-warm plans the claims' pack reads (only a keyed claim needs them, seconds cold) after
+    the write statements: a write goes through once those are in, while the re-warm goes on."""
+    import threading
+    import time
+
+    from graphsvc.store import warmup
+
+    release = threading.Event()
+    monkeypatch.setattr(warmup, "warm_claim_pack_reads", lambda _db: release.wait(30))
+    service = GraphService(db, clock=fixed_clock(NOW))
+    service.bootstrap({})
+    try:
+        db.rewarm()  # what the first call after an outage starts: service.warm(writes=True)
+        deadline = time.monotonic() + 120
+        while not (service._warming_writes and service._writes_planned.is_set()):
+            assert time.monotonic() < deadline, "the write plans were never made"
+            time.sleep(0.02)
+        token = _bounded(5.0)
+        try:
+            assert db.warming  # held in the claims' pack reads
+            assert service.ingest(INGEST)["ids"]
+        finally:
+            from graphsvc.request_context import call_deadline
+
+            call_deadline.reset(token)
+    finally:
+        release.set()
+    assert db.wait_warm(60)
