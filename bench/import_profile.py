@@ -38,7 +38,7 @@ from typing import Any
 
 from graphsvc.clock import system_clock
 from graphsvc.service import GraphService
-from graphsvc.store import transfer
+from graphsvc.store import maintain, transfer
 
 from .import_stream import generate
 from .target import bench_database
@@ -86,8 +86,7 @@ def neo4j_profile(db: Any, path: Path) -> list[dict[str, Any]]:
     rows = [transfer._row(capsule, order, derived, position) for position, (_, capsule) in enumerate(chunk)]
     tallies: dict[str, int] = {}
     for row in rows:
-        if "counted" in row["props"]:
-            key = f"{row['props']['counted']}|{row['props']['project_id']}"
+        for key in maintain.tallied_props(row["props"]):
             tallies[key] = tallies.get(key, 0) + 1
     superseded = [capsule["id"] for position, (_, capsule) in enumerate(chunk)
                   if derived.targets[position] & transfer._SUPERSEDES_TARGET]

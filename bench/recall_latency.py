@@ -1,6 +1,6 @@
 """memory_retrieve and memory_digest latency over HTTP (p50 / p95), on bench.dataset's stores.
 
-    python -m bench.recall_latency [--sizes 1000 10000 100000 1000000] [--requests 200] [--reuse]
+    python -m bench.recall_latency [--sizes 1000 10000 100000 1000000] [--requests 200] [--reuse] [--only digest]
 
 Needs a Neo4j it may WIPE (NEO4J_URI / NEO4J_USER / NEO4J_PASSWORD; never point it at data you keep).
 Same method as bench.bootstrap_latency (whose loader, reuse check and percentile it uses): the real app
@@ -68,7 +68,8 @@ def time_calls(client: httpx.Client, path: str, body: dict[str, Any], requests: 
             "requests": len(samples), "answer": summary, "body_bytes": len(first.content)}
 
 
-def run_size(db: Database, size: int, requests: int, warmup: int, max_seconds: float, reuse: bool) -> dict[str, Any]:
+def run_size(db: Database, size: int, requests: int, warmup: int, max_seconds: float, reuse: bool,
+             only: str | None = None) -> dict[str, Any]:
     kept = reusable(db, size) if reuse else None
     if kept is None:
         db.wipe_all()
@@ -83,12 +84,16 @@ def run_size(db: Database, size: int, requests: int, warmup: int, max_seconds: f
         "digest/project": ("/v1/memory_digest", {"project_prefix": "p05"}),
         "digest/dag": ("/v1/memory_digest", {"project_prefix": "p00"}),
     }
+    if only is not None:
+        scenarios = {name: scenario for name, scenario in scenarios.items() if name.startswith(only)}
     result: dict[str, Any] = {"capsules": size, "scenarios": {}}
     with LiveServer(create_app(service)) as live, httpx.Client(base_url=live.url, timeout=60) as client:
         for name, (path, body) in scenarios.items():
             result["scenarios"][name] = stats = time_calls(client, path, body, requests, warmup, max_seconds)
             print(f"{size:>7} {name:<24} p50 {stats['p50_ms']:7.2f} ms  p95 {stats['p95_ms']:7.2f} ms  "
                   f"{stats['answer']}", flush=True)
+        if only is not None and not "retrieve/project+alias".startswith(only):
+            return result
         for offset, term in enumerate(terms):  # the aliased run last: the stores above stay alias-free
             service.alias({"term": term, "aliases": [words[1900 + offset]]})
         name, path, body = "retrieve/project+alias", "/v1/memory_retrieve", {"project_prefix": "p05", "terms": terms}
@@ -108,11 +113,12 @@ def main() -> None:
     parser.add_argument("--max-seconds", type=float, default=45.0, help="per scenario (at least 50 requests)")
     parser.add_argument("--reuse", action="store_true",
                         help="skip loading a size whose store bench.bootstrap_latency or this bench loaded last")
+    parser.add_argument("--only", help="run only the scenarios whose name starts with this (e.g. digest)")
     args = parser.parse_args()
     db = bench_database(timeout=60.0)
     try:
         db.apply_schema()
-        runs = [run_size(db, size, args.requests, args.warmup, args.max_seconds, args.reuse) for size in args.sizes]
+        runs = [run_size(db, size, args.requests, args.warmup, args.max_seconds, args.reuse, args.only) for size in args.sizes]
     finally:
         db.close()
     results = {"benchmark": "memory_retrieve / memory_digest latency over HTTP (sequential, keep-alive, 127.0.0.1)",

@@ -118,6 +118,14 @@ FOR (t:Tally) REQUIRE t.key IS UNIQUE;
 CREATE INDEX tally_project IF NOT EXISTS
 FOR (t:Tally) ON (t.project_id);
 
+// Schema v6: the census tallies a digest's counts read (graphsvc.store.maintain), apart from the
+// pack's so the pack's head never reads them.
+CREATE CONSTRAINT census_tally_key_unique IF NOT EXISTS
+FOR (t:CensusTally) REQUIRE t.key IS UNIQUE;
+
+CREATE INDEX census_tally_project IF NOT EXISTS
+FOR (t:CensusTally) ON (t.project_id);
+
 CREATE INDEX capsule_counted_project_valid_to IF NOT EXISTS
 FOR (c:Capsule) ON (c.counted, c.project_id, c.valid_to);
 
@@ -167,6 +175,17 @@ FOR (c:Capsule) ON (c.valid_to);
 
 CREATE INDEX capsule_project_valid_to IF NOT EXISTS
 FOR (c:Capsule) ON (c.project_id, c.valid_to);
+
+// memory_digest (cypher/digest/sections.cypher, schema v6) reads what it shows in order instead of
+// sorting its fence: the newest live capsules per project of the fence, and the most blocked tasks
+// per blocked census tally (`census`, graphsvc.store.maintain; only tasks and epics have
+// open_blockers, so only they are in the second index). The counts and expired ones come from the
+// tallies and the (project_id, valid_to) index above.
+CREATE INDEX capsule_project_updated_at IF NOT EXISTS
+FOR (c:Capsule) ON (c.project_id, c.updated_at);
+
+CREATE INDEX capsule_census_project_blockers IF NOT EXISTS
+FOR (c:Capsule) ON (c.census, c.project_id, c.open_blockers);
 
 // Claims (SPEC §12, graphsvc.store.claims): a lease is `lease_agent`, `lease_until` (and `lease_key`
 // when an API key took it) on the task or epic itself. A pack finds the live leases through this

@@ -1,47 +1,62 @@
-// memory_digest (SPEC §9): a scope's newest live handoff (SPEC §11: updated_at desc, then the newer id,
-// with the agent that left it and its session, which a store restored from an export does not hold),
-// counts per kind, its blocked tasks and its newest live capsules, in ONE statement and one row (the ready
-// section comes from the pack's own statement, graphsvc.store.digest). Each capsule of the fence counts
-// once, under its kind and the first state it is in: tombstoned, superseded (the maintained `superseded`),
-// expired (valid_to <= $arg.now), else live. Blocked: open, live tasks/epics that still have open blockers
-// (the maintained `open_blockers`), most blockers first, then seq; newest: live capsules by updated_at
-// desc, then seq. Only the first $arg.top_blocked / $arg.newest rows leave Neo4j.
+// memory_digest (SPEC §9), schema v6: a scope's newest live handoff, its census, its top blocked tasks
+// and its newest live capsules, in ONE statement and one row (the ready section comes from the pack's
+// own statements, graphsvc.store.digest). It reads the state the writes maintain
+// (graphsvc.store.maintain) so that its cost follows the fence's projects and the rows it shows, not
+// the fence's capsules:
+//   * `census`: the fence's census tallies (:CensusTally), per project and '<kind>:<state>' (tombstoned, superseded,
+//     blocked, current), and `expired`: the fence's blocked and current capsules whose valid_to has
+//     passed by $arg.now, per census value, sought through the (project_id, valid_to) index. Python
+//     turns them into SPEC §9's counts (each capsule once, in its first state) and blocked_total;
+//   * blocked: per blocked census tally of the fence, its most blocked capsules, read in order from
+//     the (census, project_id, open_blockers) index (open_blockers desc, then seq), not expired; the
+//     first $arg.top_blocked of those;
+//   * newest: per project of the fence holding live capsules, its newest, read in order from the
+//     (project_id, updated_at) index (updated_at desc, then seq), live ones only; the first
+//     $arg.newest of those. The top k of the union of each project's top k is the fence's top k.
 // The fence is $arg.seeks (graphsvc.store.digest.fence_seeks): project-id prefixes, each `exact` (that
-// project only) or not (every project under it), one seek of the project_id index each; the whole
-// store is the one prefix ''. Written as `$arg.project_id IS NULL OR ...` instead, the planner could
-// use no index and every digest read every capsule of the store, three times.
+// project only) or not (every project under it), one seek per prefix; the whole store is the one
+// prefix ''. The index hints pin the plan whatever the statistics say (tests/integration/test_digest.py).
 CALL () {
   UNWIND $arg.seeks AS seek
-  MATCH (c:Capsule)
-  USING INDEX c:Capsule(project_id)
-  WHERE c.project_id STARTS WITH seek.start AND (NOT seek.exact OR c.project_id = seek.start)
-  WITH c.kind AS kind, CASE WHEN c.tombstoned_at IS NOT NULL THEN 'tombstoned'
-                            WHEN coalesce(c.superseded, false) THEN 'superseded'
-                            WHEN c.valid_to IS NOT NULL AND c.valid_to <= $arg.now THEN 'expired'
-                            ELSE 'live' END AS state
-  WITH kind, state, count(*) AS n
-  RETURN collect({kind: kind, state: state, n: n}) AS counts
+  MATCH (t:CensusTally) USING INDEX SEEK t:CensusTally(project_id)
+  WHERE t.project_id STARTS WITH seek.start AND (NOT seek.exact OR t.project_id = seek.start)
+    AND t.listed > 0
+  RETURN collect({census: t.section, project_id: t.project_id, n: t.listed}) AS census
 }
 CALL () {
   UNWIND $arg.seeks AS seek
-  MATCH (c:Capsule)
-  USING INDEX c:Capsule(status, project_id)
-  WHERE c.status = 'open' AND c.project_id STARTS WITH seek.start AND (NOT seek.exact OR c.project_id = seek.start)
-    AND coalesce(c.open_blockers, 0) > 0
-    AND c.tombstoned_at IS NULL AND NOT coalesce(c.superseded, false)
-    AND (c.valid_to IS NULL OR c.valid_to > $arg.now)
+  MATCH (c:Capsule) USING INDEX SEEK c:Capsule(project_id, valid_to)
+  WHERE c.project_id STARTS WITH seek.start AND (NOT seek.exact OR c.project_id = seek.start)
+    AND c.valid_to <= $arg.now AND (c.census ENDS WITH ':current' OR c.census ENDS WITH ':blocked')
+  WITH c.census AS census, count(*) AS n
+  RETURN collect({census: census, n: n}) AS expired
+}
+CALL (census) {
+  UNWIND [t IN census WHERE t.census ENDS WITH ':blocked'] AS t
+  CALL (t) {
+    MATCH (c:Capsule) USING INDEX SEEK c:Capsule(census, project_id, open_blockers)
+    WHERE c.census = t.census AND c.project_id = t.project_id AND c.open_blockers > 0
+      AND (c.valid_to IS NULL OR c.valid_to > $arg.now)
+    WITH c ORDER BY c.census DESC, c.project_id DESC, c.open_blockers DESC, c.seq ASC
+    LIMIT $arg.top_blocked
+    RETURN c
+  }
   WITH c ORDER BY c.open_blockers DESC, c.seq ASC
-  WITH collect(c) AS blocked
-  RETURN size(blocked) AS blocked_total,
-         [b IN blocked[0..$arg.top_blocked] | b {.id, .project_id, .headline, blockers: b.open_blockers}] AS blocked
+  LIMIT $arg.top_blocked
+  RETURN collect(c {.id, .project_id, .headline, blockers: c.open_blockers}) AS blocked
 }
-CALL () {
-  UNWIND $arg.seeks AS seek
-  MATCH (c:Capsule)
-  USING INDEX c:Capsule(project_id)
-  WHERE c.project_id STARTS WITH seek.start AND (NOT seek.exact OR c.project_id = seek.start)
-    AND c.tombstoned_at IS NULL AND NOT coalesce(c.superseded, false)
-    AND (c.valid_to IS NULL OR c.valid_to > $arg.now)
+CALL (census) {
+  UNWIND [t IN census WHERE t.census ENDS WITH ':current' OR t.census ENDS WITH ':blocked' | t.project_id] AS p
+  WITH DISTINCT p
+  CALL (p) {
+    MATCH (c:Capsule) USING INDEX SEEK c:Capsule(project_id, updated_at)
+    WHERE c.project_id = p AND c.updated_at IS NOT NULL
+      AND c.tombstoned_at IS NULL AND NOT coalesce(c.superseded, false)
+      AND (c.valid_to IS NULL OR c.valid_to > $arg.now)
+    WITH c ORDER BY c.project_id DESC, c.updated_at DESC, c.seq ASC
+    LIMIT $arg.newest
+    RETURN c
+  }
   WITH c ORDER BY c.updated_at DESC, c.seq ASC
   LIMIT $arg.newest
   RETURN collect(c {.id, .kind, .project_id, .headline,
@@ -59,4 +74,4 @@ CALL () {
   RETURN collect(h {.id, .project_id, .headline, .content, .agent, session_id: s.id,
                     updated_us: h.updated_at.epochSeconds * 1000000 + h.updated_at.microsecond}) AS handoffs
 }
-RETURN handoffs[0] AS handoff, counts, blocked_total, blocked, newest
+RETURN handoffs[0] AS handoff, census, expired, blocked, newest

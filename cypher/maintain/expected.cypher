@@ -22,6 +22,11 @@ RETURN c.id AS id, c.seq AS seq, c.kind AS kind, c.headline AS headline, c.conte
        c.open_blockers AS stored_open_blockers, open_blockers,
        c.ready AS stored_ready, ready,
        c.counted AS stored_counted,
+       c.census AS stored_census,
+       c.kind + CASE WHEN c.tombstoned_at IS NOT NULL THEN ':tombstoned'
+                     WHEN superseded THEN ':superseded'
+                     WHEN c.status = 'open' AND coalesce(open_blockers, 0) > 0 THEN ':blocked'
+                     ELSE ':current' END AS census,
        c.agent AS agent,
        CASE WHEN c.kind = 'handoff' THEN [(s:Session)-[:HANDED_OFF]->(c) | s.agent][0] END AS session_agent,
        CASE WHEN c.tombstoned_at IS NOT NULL THEN null

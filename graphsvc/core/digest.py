@@ -25,7 +25,7 @@ from graphsvc.core.budget import longest_fitting_prefix, settle_self_count
 from graphsvc.core.canonical import canonical_json
 from graphsvc.core.pack import ADVISORY, NOTICE, as_of, scope_of
 
-__all__ = ["BLOCKED_CAP", "COUNT_STATES", "DigestParts", "assemble_digest"]
+__all__ = ["BLOCKED_CAP", "COUNT_STATES", "DigestParts", "assemble_digest", "census_counts"]
 
 BLOCKED_CAP = 10
 COUNT_STATES = ("live", "superseded", "expired", "tombstoned")
@@ -45,6 +45,28 @@ class DigestParts:
     blocked_total: int
     newest: Sequence[Row]
 
+
+def census_counts(census: Sequence[Row], expired: Sequence[Row]) -> tuple[dict[str, dict[str, int]], int]:
+    """SPEC §9's counts per kind (the kinds the fence holds, in name order) and blocked_total, from
+    the fence's census tallies ({census: '<kind>:<state>', n}, per project) and its expired blocked
+    or current capsules ({census, n}): blocked and current ones are live unless expired."""
+    stored: dict[str, int] = {}
+    for tally in census:
+        stored[tally["census"]] = stored.get(tally["census"], 0) + tally["n"]
+    gone = {entry["census"]: entry["n"] for entry in expired}
+    counts: dict[str, dict[str, int]] = {}
+    blocked_total = 0
+    for name, n in stored.items():
+        kind, state = name.rsplit(":", 1)
+        row = counts.setdefault(kind, dict.fromkeys(COUNT_STATES, 0))
+        if state in ("current", "blocked"):
+            row["live"] += n - gone.get(name, 0)
+            row["expired"] += gone.get(name, 0)
+            if state == "blocked":
+                blocked_total += n - gone.get(name, 0)
+        else:
+            row[state] += n
+    return {kind: counts[kind] for kind in sorted(counts) if any(counts[kind].values())}, blocked_total
 
 def _with_ready_rows(head: Row, rows: list[Row]) -> Row:
     section = dict(head)

@@ -1,9 +1,11 @@
 """memory_digest read side (SPEC §9), in one read transaction.
 
-The ready section is read by the pack's own statements (graphsvc.store.bootstrap: the same fences and
-clock, no terms) and rendered by the pack's own function (graphsvc.core.pack.ready_section), so a
-digest's `ready` and `ready_total` are the pack's by construction. Counts per kind, blocked tasks and
-the newest live capsules come from `cypher/digest/sections.cypher`.
+The ready section is read by the pack's own statements (graphsvc.store.bootstrap.read_ready: the same
+fences and clock, no terms; the head and the ready section's run) and rendered by the pack's own
+function (graphsvc.core.pack.ready_section), so a digest's `ready` and `ready_total` are the pack's by
+construction. Counts per kind, blocked tasks and
+the newest live capsules come from `cypher/digest/sections.cypher`, the counts and blocked_total as
+the fence's census tallies (graphsvc.store.maintain) less what has expired (`census_counts`).
 """
 
 from __future__ import annotations
@@ -14,11 +16,11 @@ from typing import Any
 from neo4j import ManagedTransaction
 
 from graphsvc.access import covers
-from graphsvc.core.digest import BLOCKED_CAP, COUNT_STATES, DigestParts, assemble_digest
+from graphsvc.core.digest import BLOCKED_CAP, DigestParts, assemble_digest, census_counts
 from graphsvc.core.pack import ready_section
 from graphsvc.core.timefmt import iso_utc
 from graphsvc.models import BootstrapRequest, DigestRequest
-from graphsvc.store.bootstrap import inputs_from_row, read_sections, statement_parameters
+from graphsvc.store.bootstrap import inputs_from_row, read_ready, statement_parameters
 from graphsvc.store.db import Database, run
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
@@ -29,7 +31,9 @@ def _ready(tx: ManagedTransaction, request: DigestRequest, now: datetime) -> tup
     pack_request = BootstrapRequest(project_id=request.project_id, project_prefix=request.project_prefix,
                                     token_budget=0, agent=request.agent)
     params = statement_parameters(pack_request, now)
-    sections = read_sections(tx, pack_request, params)
+    # The head and the ready section's rows only (what a claim reads too): the pack's plans, without
+    # the constraints, decisions and traps a digest does not show.
+    sections = read_ready(tx, pack_request, params)
     head, rows, total = ready_section(inputs_from_row(sections, sections["loop_edges"], params["whole_weight"]),
                                       now, rows=0)
     return head, rows, total
@@ -52,9 +56,7 @@ def _read(tx: ManagedTransaction, request: DigestRequest, now: datetime) -> Dige
     head, rows, total = _ready(tx, request, now)
     found = run(tx, "digest/sections", now=now, seeks=fence_seeks(request.project_id, request.project_prefix),
                 top_blocked=BLOCKED_CAP, newest=request.newest)[0]
-    counts: dict[str, dict[str, int]] = {}
-    for entry in found["counts"]:
-        counts.setdefault(entry["kind"], dict.fromkeys(COUNT_STATES, 0))[entry["state"]] = entry["n"]
+    counts, blocked_total = census_counts(found["census"], found["expired"])
     newest = [{"headline": r["headline"], "id": r["id"], "kind": r["kind"], "project_id": r["project_id"],
                "updated_at": iso_utc(_EPOCH + timedelta(microseconds=r["updated_us"]))} for r in found["newest"]]
     handoff = None
@@ -64,7 +66,7 @@ def _read(tx: ManagedTransaction, request: DigestRequest, now: datetime) -> Dige
         handoff["updated_at"] = iso_utc(_EPOCH + timedelta(microseconds=row["updated_us"]))
     return DigestParts(handoff=handoff, counts=dict(sorted(counts.items())), ready_head=head, ready_rows=rows,
                        ready_total=total, blocked=[dict(r) for r in found["blocked"]],
-                       blocked_total=found["blocked_total"], newest=newest)
+                       blocked_total=blocked_total, newest=newest)
 
 
 def digest(db: Database, request: DigestRequest, now: datetime) -> dict[str, Any]:

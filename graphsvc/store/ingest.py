@@ -61,7 +61,7 @@ def _row(item: CapsuleIn, capsule_id: str, seq: int, provenance: dict[str, str])
     """One node's label and properties; created_at/updated_at are the request's `now`, sent once per batch.
 
     Maintained fields start as a capsule nothing supersedes: its folded tokens, `superseded`
-    false, `counted` (but a task/epic's, which waits for its readiness) and, for a task/epic,
+    false, `counted` (but a task/epic's, which waits for its readiness), `census` and, for a task/epic,
     `ord` = seq (above every ord in use, graphsvc.core.order).
     """
     props: dict[str, Any] = {
@@ -85,6 +85,7 @@ def _row(item: CapsuleIn, capsule_id: str, seq: int, provenance: dict[str, str])
     section = maintain.created_section(item.kind, item.tier)
     if section is not None:
         props["counted"] = section
+    props["census"] = maintain.census_of(item.kind, tombstoned=False, superseded=False)
     return {"label": maintain.kind_label(item.kind), "props": props}
 
 
@@ -104,8 +105,7 @@ def _ingest(tx: ManagedTransaction, items: Sequence[CapsuleIn], now: datetime, b
     ids = [f"cap-{first + offset}" for offset in range(len(items))]
     rows = [_row(item, capsule_id, first + offset, provenance) for offset, (item, capsule_id) in enumerate(zip(items, ids))]
     run(tx, "capsules/create", rows=rows, now=now)
-    maintain.count_created(tx, [(row["props"]["project_id"], row["props"]["counted"])
-                                for row in rows if "counted" in row["props"]])
+    maintain.count_created(tx, [row["props"] for row in rows])
     blocks: list[tuple[str, str]] = []
     supersedes: list[dict[str, str]] = []
     for item, capsule_id in zip(items, ids):

@@ -14,7 +14,14 @@ they never change an answer, only its cost):
 * `counted`: the pack section the capsule counts in ('constraints', 'decisions', 'traps',
   'ready', or absent), and per project and section a `(:Tally {key, project_id, section, listed})`
   node holding how many capsules count there, so a pack's totals sum the fence's tallies instead
-  of counting its capsules (expiry is subtracted at read time: it belongs to the request clock).
+  of counting its capsules (expiry is subtracted at read time: it belongs to the request clock);
+* `census`: the capsule's kind and the first of SPEC §9's stored states it is in, as
+  '<kind>:tombstoned', '<kind>:superseded', '<kind>:blocked' (an open task/epic with open blockers:
+  the digest's blocked section) or '<kind>:current' (blocked and current are live or expired: the
+  request clock tells those apart), tallied per project like `counted` (a `(:CensusTally)` whose section is
+  the census value: a label of its own, so the pack's head never reads it), so a
+  digest's counts and blocked total sum the fence's tallies instead of reading every capsule of it
+  (schema v6).
 
 How a write keeps them: it names the capsules whose `superseded` may have changed, those whose
 readiness may have changed and those it created or changed itself, and `refresh` recomputes
@@ -24,8 +31,8 @@ node's write lock BEFORE computing its value, so with concurrent writers the las
 node computed it after every other writer of that node had committed: the stored value is the
 from-scratch value (tested by a thread race and a stateful property test).
 
-The tallies are the one sum kept: when a capsule's recomputed `counted` differs from the stored
-one, one count moves between two tallies, each tally locked before it is read, so concurrent moves
+The tallies are the one sum kept: when a capsule's recomputed `counted` or `census` differs from the
+stored one, one count moves between two tallies, each tally locked before it is read, so concurrent moves
 add up; `graphsvc verify` recounts every tally from scratch. An ingest creates its capsules already
 counted (all but tasks/epics, whose readiness waits for the batch's edges) and adds them to their
 tallies in one statement (`count_created`), instead of refreshing each new capsule.
@@ -43,7 +50,7 @@ from graphsvc.store import blocks_order, changes
 from graphsvc.store.db import run
 
 #: The schema this code writes and reads; `graphsvc migrate` brings older stores to it.
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 #: Lucene's whitespace analyzer ends a term at 255 UTF-16 units and indexes the rest of a longer
 #: token as further terms. Stored plainly, a piece such as the "bug" of 255 letters + "bug" would
@@ -107,10 +114,22 @@ def created_section(kind: str, tier: str) -> str | None:
     return section_of(kind, tier, tombstoned=False, superseded=False, ready=False)
 
 
-def count_created(tx: ManagedTransaction, counted: Iterable[tuple[str, str]]) -> None:
-    """Add created capsules' (project_id, section) pairs to their tallies: one statement, not a
-    refresh of each new capsule (which locked and rewrote every one of them)."""
-    deltas = Counter(f"{section}|{project_id}" for project_id, section in counted)
+def census_of(kind: str, tombstoned: bool, superseded: bool, blocked: bool = False) -> str:
+    """`census`: the rule of maintain/refresh_counted (and maintain/expected), for values known in
+    Python; `blocked`: an open task/epic with open blockers."""
+    state = "tombstoned" if tombstoned else "superseded" if superseded else "blocked" if blocked else "current"
+    return f"{kind}:{state}"
+
+
+def tallied_props(props: dict[str, Any]) -> list[str]:
+    """The tallies a capsule's stored properties count it in, as `section|project_id` keys."""
+    return [f"{props[name]}|{props['project_id']}" for name in ("counted", "census") if props.get(name) is not None]
+
+
+def count_created(tx: ManagedTransaction, created: Iterable[dict[str, Any]]) -> None:
+    """Add created capsules (their stored properties: `counted`, `census`) to their tallies: one
+    statement, not a refresh of each new capsule (which locked and rewrote every one of them)."""
+    deltas = Counter(key for props in created for key in tallied_props(props))
     if deltas:
         run(tx, "maintain/add_to_tallies", rows=[
             {"key": key, "project_id": key.split("|", 1)[1], "section": key.split("|", 1)[0], "delta": delta}

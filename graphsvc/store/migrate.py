@@ -29,7 +29,10 @@ left it (graphsvc.store.sessions finds an agent's previous handoff on the capsul
 carries, and not through the sessions, which it does not). The walks from older versions record it
 on the handoffs of each page they rewrite. `verify` compares a handoff's agent with its session's. v5 also
 swaps the term indexes without a page walk (`one_term_index`): the one full-text index over every
-capsule is created and awaited online, then v4's five per kind family are dropped.
+capsule is created and awaited online, then v4's five per kind family are dropped. A v5 store becomes
+v6 by a page walk over every capsule: maintain/refresh_counted sets its `census` and adds it to the
+census tallies a digest's counts read (idempotent, like the v3 walk); the walks from older versions
+do the same on each page.
 
 `verify` also checks the full-text index set against cypher/schema.cypher.
 """
@@ -109,20 +112,28 @@ def _mark_long_tokens_page(tx: ManagedTransaction, after: int) -> tuple[int, int
                              "tokens": tokens})
     if rows:
         run(tx, "maintain/write_tokens", rows=rows)
-    _record_agents(tx, page)
     if page:
         after = page[-1]["seq"]
     run(tx, "maintain/set_schema_version", changes={"pages_after": after})
+    if page:  # after a change (the marker's), as in _census_page
+        _record_agents(tx, page)
+        run(tx, "maintain/refresh_counted", ids=[r["id"] for r in page])  # v6: `census` and its tallies
     return len(page), after
 
 
-def _handoff_agents_page(tx: ManagedTransaction, after: int) -> tuple[int, int]:
-    """v4 -> v5: one page of handoff capsules records their session's agent; nothing else is written."""
-    page = run(tx, "maintain/handoff_page", after=after, limit=PAGE)
+def _census_page(tx: ManagedTransaction, after: int) -> tuple[int, int]:
+    """v4/v5 -> v6: one page of capsules gains its `census` and is added to the census tallies
+    (maintain/refresh_counted: under each node's lock, and a page done twice moves nothing); its
+    handoffs record their session's agent (v5; idempotent on a v5 store)."""
+    page = run(tx, "maintain/census_page", after=after, limit=PAGE)
     if page:
-        run(tx, "maintain/write_handoff_agents", ids=[r["id"] for r in page])
         after = page[-1]["seq"]
+    # The marker first (one transaction either way): refresh_counted then runs after a change, the
+    # transaction state the warm-up plans it in (graphsvc.store.warmup.ONLY).
     run(tx, "maintain/set_schema_version", changes={"pages_after": after})
+    if page:
+        _record_agents(tx, page)
+        run(tx, "maintain/refresh_counted", ids=[r["id"] for r in page])
     return len(page), after
 
 
@@ -241,9 +252,10 @@ def migrate(db: Database, progress: Progress | None = None) -> dict[str, Any]:
     # version's fields (every page rewrite is idempotent, so redoing them costs time only).
     after = (state["pages_after"] or 0) if state["migrating_to"] == maintain.SCHEMA_VERSION else 0
     done = 0
-    # From v4 only handoffs gain their agent; from v3 long tokens change form too; older stores get
-    # every maintained field (and the order). Each page walk records the agents of its handoffs.
-    page_walk = {4: _handoff_agents_page, 3: _mark_long_tokens_page}.get(state["version"], _migrate_page)
+    # From v5 every capsule gains its census (and from v4 handoffs their agent too); from v3 long
+    # tokens change form too; older stores get every maintained field (and the order). Each page
+    # walk records the agents of its handoffs and sets the census of its capsules.
+    page_walk = {5: _census_page, 4: _census_page, 3: _mark_long_tokens_page}.get(state["version"], _migrate_page)
     with db.longer_timeout():
         while True:
             count, after = db.write(lambda tx: page_walk(tx, after))
@@ -282,7 +294,8 @@ class Drift:
 
 
 _COMPARED = (("superseded", "stored_superseded"), ("open_blockers", "stored_open_blockers"),
-             ("ready", "stored_ready"), ("counted", "stored_counted"))
+             ("ready", "stored_ready"), ("counted", "stored_counted"),
+             ("census", "stored_census"))
 
 
 def _agent_drifted(record: Any) -> bool:

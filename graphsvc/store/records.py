@@ -16,7 +16,7 @@ from graphsvc.core.timefmt import iso_utc, native
 
 TIME_PROPERTIES = ("created_at", "updated_at", "valid_to", "tombstoned_at", "lease_until")
 #: `seq` is the id's number; the rest are maintained for reads (graphsvc.store.maintain), not data.
-HIDDEN_PROPERTIES = frozenset({"seq", "tokens", "superseded", "open_blockers", "ready", "ord", "counted"})
+HIDDEN_PROPERTIES = frozenset({"seq", "tokens", "superseded", "open_blockers", "ready", "ord", "counted", "census"})
 
 
 def is_expired(valid_to: datetime | None, now: datetime) -> bool:

@@ -24,7 +24,7 @@ arrays of seqs, kinds and edge ends (`_Index`), so memory grows by a few bytes p
    representation: every field of the export line (id, seq, project_id, kind, tier, headline,
    content, status, the four instants to the nanosecond, the writer, a handoff's agent, a claim's
    lease), compared as `export` would write them.
-   The fields the service maintains (kind label, tokens, superseded, readiness, ord, counted) are
+   The fields the service maintains (kind label, tokens, superseded, readiness, ord, counted, census) are
    not compared: they are derived from the graph and recomputed by the import's last step. A
    stored capsule with other fields is a 409 naming its line, and nothing is written (the raised
    counter stays: ids are never reused). So is a BLOCKS order position (`ord`) the file's order
@@ -44,7 +44,7 @@ arrays of seqs, kinds and edge ends (`_Index`), so memory grows by a few bytes p
    The file holds every edge its capsules have (edges join capsules of the file, and a capsule
    created here has no other edge yet), so each capsule is created with its maintained fields as
    they are once the file's edges are stored (`_Index.derived`: superseded, open_blockers, ready,
-   counted, by the rules of maintain/expected), and its count is added to its tally in the same
+   counted, census, by the rules of maintain/expected), and its counts are added to its tallies in the same
    transaction (maintain.count_created), as an ingest does. The refresh (maintain.refresh, which
    locks and recomputes from the graph) then covers only the capsules that can differ: those an
    edge of the file points at (SUPERSEDES targets, and BLOCKS targets with what the superseded ones
@@ -760,6 +760,8 @@ def _row(capsule: dict[str, Any], order: dict[str, Any], derived: _Derived, posi
     section = maintain.section_of(capsule["kind"], capsule["tier"], tombstoned, superseded, ready)
     if section is not None:
         props["counted"] = section
+    props["census"] = maintain.census_of(capsule["kind"], tombstoned, superseded,
+                                         blocked=capsule.get("status") == "open" and props.get("open_blockers", 0) > 0)
     row = {"label": maintain.kind_label(capsule["kind"]), "props": props}
     row.update((key, capsule.get(key)) for key in TIME_PROPERTIES)
     return row
@@ -787,8 +789,7 @@ def _mark_sources(tx: ManagedTransaction, rows: list[tuple[str, str]]) -> None:
 
 def _create(tx: ManagedTransaction, rows: list[dict[str, Any]]) -> None:
     run(tx, "transfer/import_capsules", rows=rows)
-    maintain.count_created(tx, [(row["props"]["project_id"], row["props"]["counted"])
-                                for row in rows if "counted" in row["props"]])
+    maintain.count_created(tx, [row["props"] for row in rows])
     changes.mark(tx, [row["props"]["project_id"] for row in rows])
 
 

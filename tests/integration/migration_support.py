@@ -1,6 +1,7 @@
 """Migration helpers shared by test_maintained_state.py and test_upgrade.py: a page step of
 graphsvc.store.migrate that crashes on a chosen call (an interrupted migration), and stores left
-as schema v4 left them (the two parts v5 changes: the handoffs' agent and the term indexes)."""
+as schema v5 left them (no `census` and no census tallies: what v6 adds) and as schema v4 left them
+(also the two parts v5 changes: the handoffs' agent and the term indexes)."""
 
 from __future__ import annotations
 
@@ -33,8 +34,17 @@ class CrashingPage:
         self.calls.clear()
 
 
+def as_v5(db) -> None:
+    """Leave the store as schema v5 would have: no `census` on capsules, no census tallies, version 5."""
+    run = db._driver.execute_query
+    run("MATCH (c:Capsule) REMOVE c.census")
+    run("MATCH (t:CensusTally) DETACH DELETE t")
+    run("MATCH (v:SchemaVersion {name: 'graphsvc'}) SET v.version = 5")
+
+
 def as_v4(db) -> None:
-    """Leave the store as schema v4 would have: no `agent` on handoffs, version 4, v4's session index."""
+    """Leave the store as schema v4 would have: as v5, and no `agent` on handoffs, version 4, v4's session index."""
+    as_v5(db)
     run = db._driver.execute_query
     run("MATCH (h:Handoff) REMOVE h.agent")
     run("MATCH (v:SchemaVersion {name: 'graphsvc'}) SET v.version = 4")
@@ -60,4 +70,10 @@ def as_v4_left_the_indexes(db) -> None:
         run(f"CREATE FULLTEXT INDEX {name} IF NOT EXISTS FOR (c:{labels}) ON EACH [c.tokens, c.project_id] "
             "OPTIONS {indexConfig: {`fulltext.analyzer`: 'whitespace'}}")
     run("CALL db.awaitIndexes(60)")
-    run("MATCH (v:SchemaVersion {name: 'graphsvc'}) SET v.version = 4")
+    as_v4_left_the_census(db)
+
+
+def as_v4_left_the_census(db) -> None:
+    """No `census` and no census tallies (v6's), version 4; everything else as it is."""
+    as_v5(db)
+    db._driver.execute_query("MATCH (v:SchemaVersion {name: 'graphsvc'}) SET v.version = 4")

@@ -70,8 +70,20 @@ def stored(db) -> dict[str, dict[str, Any]]:
 
 
 def tallies(db) -> dict[str, int]:
+    """The pack sections' tallies (the digest's census tallies are `census_tallies`)."""
     return {r["key"]: r["listed"] for r in db._driver.execute_query(
         "MATCH (t:Tally) WHERE t.listed <> 0 RETURN t.key AS key, t.listed AS listed").records}
+
+
+def census_tallies(db) -> dict[str, int]:
+    return {r["key"]: r["listed"] for r in db._driver.execute_query(
+        "MATCH (t:CensusTally) WHERE t.listed <> 0 RETURN t.key AS key, t.listed AS listed").records}
+
+
+#: What SPEC §9 counts of CAPSULES once the file's edges are stored: the first state each is in.
+CENSUS = {"task:current|p": 4, "task:blocked|p": 1, "task:tombstoned|p": 1, "task:superseded|p": 1, "epic:current|p": 1,
+          "decision:current|q": 1, "decision:current|p": 1, "decision:tombstoned|p": 1, "decision:superseded|p": 1,
+          "constraint:current|p": 2, "failure_pattern:superseded|p": 1, "fact:current|p": 1}
 
 
 def test_an_import_creates_the_maintained_state_its_edges_imply(svc, db):
@@ -85,6 +97,7 @@ def test_an_import_creates_the_maintained_state_its_edges_imply(svc, db):
         "cap-2": "ready", "cap-4": "ready", "cap-6": "ready", "cap-9": "ready", "cap-8": "decisions",
         "cap-10": "constraints", "cap-13": "traps", "cap-14": "decisions"}
     assert tallies(db) == {"ready|p": 4, "decisions|q": 1, "constraints|p": 1, "traps|p": 1, "decisions|p": 1}
+    assert census_tallies(db) == CENSUS
     assert verify(db).clean
 
 
@@ -137,3 +150,4 @@ def test_an_import_stopped_before_its_edges_completes_on_a_re_run(svc, db):
     assert answer["edges"] == len(EDGES)
     assert verify(db).clean
     assert tallies(db) == {"ready|p": 4, "decisions|q": 1, "constraints|p": 1, "traps|p": 1, "decisions|p": 1}
+    assert census_tallies(db) == CENSUS

@@ -271,6 +271,18 @@ def test_tallies_add_up_to_the_totals_a_fenced_pack_shows(db, shop, service):
     assert expired[("shop", "ready")] == 1  # the expired spike is listed (maintained) but not in the total
 
 
+def test_the_census_rows_are_the_counts_a_digest_shows(db, shop, service):
+    rows = run_inspect(db, "census", "shop")
+    assert rows and {row["project_id"] for row in rows} <= {"shop", "shop/web"}  # 'shopx' is outside the fence
+    for project in sorted({row["project_id"] for row in rows}):
+        digest = service.digest({"project_id": project, "token_budget": 0})
+        shown = {row["kind"]: {state: row[state] for state in ("live", "superseded", "expired", "tombstoned")}
+                 for row in rows if row["project_id"] == project}
+        assert shown == digest["counts"], project
+        assert sum(row["blocked"] for row in rows if row["project_id"] == project) == digest["blocked_total"], project
+    assert any(row["expired"] for row in rows)  # the expired spike: counted as expired, not live
+
+
 def test_sessions_and_aliases_queries(db):
     service = GraphService(db, clock=fixed_clock(NOW))
     service.ingest({"project_id": "shop", "kind": "fact", "content": "pg is tuned"})

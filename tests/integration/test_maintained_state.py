@@ -640,11 +640,11 @@ def test_migrate_upgrades_a_v2_store_to_tallies_and_is_exact(db):
     write_v1_store(db, now)
     migrate(db)
     run = db._driver.execute_query
-    run("MATCH (c:Capsule) REMOVE c.counted")  # as schema v2 left a store
-    run("MATCH (t:Tally) DETACH DELETE t")
+    run("MATCH (c:Capsule) REMOVE c.counted, c.census")  # as schema v2 left a store
+    run("MATCH (t:Tally|CensusTally) DETACH DELETE t")
     run("MATCH (v:SchemaVersion {name: 'graphsvc'}) SET v.version = 2")
     before = verify(db)
-    assert set(before.fields) == {"counted"}, describe_drift(db, before)
+    assert set(before.fields) == {"counted", "census"}, describe_drift(db, before)
 
     done = migrate(db)
     assert (done["from"], done["to"]) == (2, SCHEMA_VERSION) and done["capsules"] > 0
@@ -724,6 +724,10 @@ def test_an_interrupted_v3_migration_resumes_and_one_another_version_left_restar
     assert_maintained(db, context="after restarting another version's migration")
 
 
+def capsule_count(db) -> int:
+    return db._driver.execute_query("MATCH (c:Capsule) RETURN count(c) AS n").records[0]["n"]
+
+
 #: Packs and retrieves over every section and kind, fenced and not, after the index swap.
 V5_PACKS = MIGRATION_REQUESTS + ({"terms": ["cafe"]}, {"project_prefix": "p", "terms": ["alpha beta", "gamma"]})
 V5_RETRIEVES = ({"terms": ["alpha"]}, {"terms": ["beta", "cafe"], "kinds": ["task", "epic"]},
@@ -743,9 +747,10 @@ def test_migrate_replaces_v4s_five_term_indexes_with_one_and_answers_stay_exact(
         ["full-text index capsule_terms is missing"]
         + [f"full-text index {name} is not in the schema" for name in V4_TERM_INDEXES])
 
-    assert migrate(db) == {"from": 4, "to": SCHEMA_VERSION, "capsules": 0}
+    # every capsule is walked once (v6's census), and only the indexes change form
+    assert migrate(db) == {"from": 4, "to": SCHEMA_VERSION, "capsules": capsule_count(db)}
     assert fulltext_index_names(db) == {"capsule_terms"}
-    assert_maintained(db, context="after the v4 -> v5 migration")
+    assert_maintained(db, context="after the v4 -> v6 migration")
     svc = GraphService(db, clock=fixed_clock(now))
     assert_packs_match_oracle(svc, V5_PACKS, context="after v4 -> v5")
     assert [svc.retrieve(dict(request)) for request in V5_RETRIEVES] == retrieved
@@ -767,6 +772,7 @@ def test_the_v5_step_keeps_v4s_indexes_until_the_new_one_is_online_and_resumes(d
     assert (state["version"], state["migrating_to"]) == (4, SCHEMA_VERSION)
 
     monkeypatch.setattr(db, "apply_schema", real_apply)
+    # the page walk finished before the index step stopped: the rerun starts after its last page
     assert migrate(db) == {"from": 4, "to": SCHEMA_VERSION, "capsules": 0}
     assert fulltext_index_names(db) == {"capsule_terms"}
     assert_packs_match_oracle(GraphService(db, clock=fixed_clock(now)), V5_PACKS, context="after the resumed v5 step")

@@ -1,8 +1,10 @@
-"""Upgrading a store written by the previous schema version (v4) with `graphsvc migrate`.
+"""Upgrading a store written by the previous schema versions (v5 and v4) with `graphsvc migrate`.
 
-The store is written through today's service, then put in the shape v4 left it: its handoffs carry no
-`agent` (v4 found an agent's previous handoff through its sessions), the version node says 4, and the
-v4 index on sessions stands in place of v5's on handoffs. `graphsvc migrate` and `graphsvc verify` run
+The store is written through today's service, then put in the shape v5 left it: no capsule carries
+its `census` and there are no census tallies (v6 counts a digest's kinds and states from them), the
+version node says 5. Or in the shape v4 left it: the same, and its handoffs carry no `agent` (v4
+found an agent's previous handoff through its sessions), the version node says 4, and the v4 index
+on sessions stands in place of v5's on handoffs. `graphsvc migrate` and `graphsvc verify` run
 as a user runs them (the CLI, in a subprocess). Afterwards retrieve, digest, the alias listing,
 bootstrap and export answer byte for byte what they answered on the store as written, API keys made
 before the upgrade still authenticate and scope, and an agent's next handoff supersedes the one it left
@@ -31,7 +33,7 @@ from graphsvc.surfaces.http.app import create_app
 
 from .keys_support import bearer, make_key
 from .live_server import LiveServer
-from .migration_support import CrashingPage, as_v4
+from .migration_support import CrashingPage, as_v4, as_v5
 from .oracle import assert_maintained, describe_drift
 
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=timezone.utc)
@@ -123,20 +125,29 @@ def written(db) -> tuple[dict[str, Any], dict[str, str]]:
     return store, answers(service)
 
 
-def test_a_v4_store_upgraded_by_graphsvc_migrate_verifies_and_serves_as_written(db, neo4j_target, written):
+def capsule_ids(db) -> list[str]:
+    """Every capsule id in seq order: the order of migrate's page walk."""
+    return [r["id"] for r in db._driver.execute_query("MATCH (c:Capsule) RETURN c.id AS id ORDER BY c.seq").records]
+
+
+@pytest.mark.parametrize("version", [5, 4])
+def test_an_older_store_upgraded_by_graphsvc_migrate_verifies_and_serves_as_written(db, neo4j_target, written,
+                                                                                   version):
     store, before = written
-    as_v4(db)
+    (as_v5 if version == 5 else as_v4)(db)
+    ids = capsule_ids(db)
     drift = verify(db)
-    # the handoffs that have a session lack its agent; the loose one has none to lack
-    assert {name: sorted(ids) for name, ids in drift.fields.items()} == {"agent": sorted(store["handoffs"])}, \
-        describe_drift(db, drift)
+    expected = {"census": sorted(ids)}
+    if version == 4:  # the handoffs that have a session lack its agent; the loose one has none to lack
+        expected["agent"] = sorted(store["handoffs"])
+    assert {name: sorted(found) for name, found in drift.fields.items()} == expected, describe_drift(db, drift)
 
     migrated = cli(neo4j_target, "migrate")
     assert migrated.returncode == 0, migrated.stderr
-    assert f"migrated schema v4 -> v{SCHEMA_VERSION}: 5 capsules" in migrated.stderr  # the five handoffs
+    assert f"migrated schema v{version} -> v{SCHEMA_VERSION}: {len(ids)} capsules" in migrated.stderr
     checked = cli(neo4j_target, "verify")
     assert checked.returncode == 0 and "no drift" in checked.stderr, checked.stderr
-    assert_maintained(db, context="after the v4 -> v5 migration")
+    assert_maintained(db, context=f"after the v{version} -> v{SCHEMA_VERSION} migration")
     assert schema_state(db)["version"] == SCHEMA_VERSION
     assert "handoff_agent_project" in indexes(db) and "session_agent_project" not in indexes(db)
     again = cli(neo4j_target, "migrate")
@@ -185,19 +196,25 @@ def test_a_v4_store_upgraded_by_graphsvc_migrate_verifies_and_serves_as_written(
 def test_an_interrupted_v4_migration_resumes_after_its_last_committed_page(db, written, monkeypatch):
     store, before = written
     as_v4(db)
-    monkeypatch.setattr(migrate_module, "PAGE", 2)
-    page = CrashingPage(monkeypatch, "_handoff_agents_page", crash_on=2)
+    ids = capsule_ids(db)
+    handoffs = sorted(store["handoffs"] + [store["loose"]], key=lambda i: int(i[4:]))
+    page_size = ids.index(handoffs[1]) // 2 + 1  # the first two pages end past a handoff
+    monkeypatch.setattr(migrate_module, "PAGE", page_size)
+    page = CrashingPage(monkeypatch, "_census_page", crash_on=3)
     with pytest.raises(RuntimeError, match="simulated crash"):
         migrate(db)
     state = schema_state(db)
     assert (state["version"], state["migrating_to"]) == (4, SCHEMA_VERSION)
-    first_two = sorted(store["handoffs"] + [store["loose"]], key=lambda i: int(i[4:]))[:2]
-    assert state["pages_after"] == int(first_two[-1][4:])
-    assert sorted(verify(db).fields["agent"]) == sorted(set(store["handoffs"]) - set(first_two))
+    walked = ids[:2 * page_size]
+    assert state["pages_after"] == int(walked[-1][4:])
+    drift = verify(db)
+    assert sorted(drift.fields["census"]) == sorted(set(ids) - set(walked))
+    assert sorted(drift.fields.get("agent", [])) == sorted(set(store["handoffs"]) - set(walked))
+    assert set(store["handoffs"]) & set(walked), "a committed page must have held a handoff"
 
     page.heal()
     done = migrate(db)
     assert page.calls[0] == state["pages_after"], f"the rerun must resume after the committed page: {page.calls}"
-    assert done == {"from": 4, "to": SCHEMA_VERSION, "capsules": 3}
+    assert done == {"from": 4, "to": SCHEMA_VERSION, "capsules": len(ids) - len(walked)}
     assert verify(db).clean
     assert answers(GraphService(db, clock=fixed_clock(NOW))) == before
