@@ -68,6 +68,7 @@ def census_counts(census: Sequence[Row], expired: Sequence[Row]) -> tuple[dict[s
             row[state] += n
     return {kind: counts[kind] for kind in sorted(counts) if any(counts[kind].values())}, blocked_total
 
+
 def _with_ready_rows(head: Row, rows: list[Row]) -> Row:
     section = dict(head)
     if rows:

@@ -3,9 +3,9 @@
 The ready section is read by the pack's own statements (graphsvc.store.bootstrap.read_ready: the same
 fences and clock, no terms; the head and the ready section's run) and rendered by the pack's own
 function (graphsvc.core.pack.ready_section), so a digest's `ready` and `ready_total` are the pack's by
-construction. Counts per kind, blocked tasks and
-the newest live capsules come from `cypher/digest/sections.cypher`, the counts and blocked_total as
-the fence's census tallies (graphsvc.store.maintain) less what has expired (`census_counts`).
+construction. Counts per kind, blocked tasks and the newest live capsules come from
+`cypher/digest/sections.cypher`, the counts and blocked_total as the fence's census tallies
+(graphsvc.store.maintain) less what has expired (graphsvc.core.digest.census_counts).
 """
 
 from __future__ import annotations

@@ -18,10 +18,10 @@ they never change an answer, only its cost):
 * `census`: the capsule's kind and the first of SPEC §9's stored states it is in, as
   '<kind>:tombstoned', '<kind>:superseded', '<kind>:blocked' (an open task/epic with open blockers:
   the digest's blocked section) or '<kind>:current' (blocked and current are live or expired: the
-  request clock tells those apart), tallied per project like `counted` (a `(:CensusTally)` whose section is
-  the census value: a label of its own, so the pack's head never reads it), so a
-  digest's counts and blocked total sum the fence's tallies instead of reading every capsule of it
-  (schema v6).
+  request clock tells those apart), tallied per project like `counted` in a `(:CensusTally)` whose
+  section is the census value (a label of its own, so the pack's head never reads it), so a
+  digest's counts and blocked total sum the fence's tallies instead of reading every capsule of
+  it (schema v6).
 
 How a write keeps them: it names the capsules whose `superseded` may have changed, those whose
 readiness may have changed and those it created or changed itself, and `refresh` recomputes
@@ -31,9 +31,9 @@ node's write lock BEFORE computing its value, so with concurrent writers the las
 node computed it after every other writer of that node had committed: the stored value is the
 from-scratch value (tested by a thread race and a stateful property test).
 
-The tallies are the one sum kept: when a capsule's recomputed `counted` or `census` differs from the
-stored one, one count moves between two tallies, each tally locked before it is read, so concurrent moves
-add up; `graphsvc verify` recounts every tally from scratch. An ingest creates its capsules already
+The tallies are the one sum kept: when a capsule's recomputed `counted` or `census` differs from
+the stored one, one count moves between two tallies, each tally locked before it is read, so
+concurrent moves add up; `graphsvc verify` recounts every tally from scratch. An ingest creates its capsules already
 counted (all but tasks/epics, whose readiness waits for the batch's edges) and adds them to their
 tallies in one statement (`count_created`), instead of refreshing each new capsule.
 """

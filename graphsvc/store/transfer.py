@@ -24,8 +24,8 @@ arrays of seqs, kinds and edge ends (`_Index`), so memory grows by a few bytes p
    representation: every field of the export line (id, seq, project_id, kind, tier, headline,
    content, status, the four instants to the nanosecond, the writer, a handoff's agent, a claim's
    lease), compared as `export` would write them.
-   The fields the service maintains (kind label, tokens, superseded, readiness, ord, counted, census) are
-   not compared: they are derived from the graph and recomputed by the import's last step. A
+   The fields the service maintains (kind label, tokens, superseded, readiness, ord, counted,
+   census) are not compared: they are derived from the graph and recomputed by the import's last step. A
    stored capsule with other fields is a 409 naming its line, and nothing is written (the raised
    counter stays: ids are never reused). So is a BLOCKS order position (`ord`) the file's order
    gives one of its new tasks that a stored capsule holds already, which happens only when some
@@ -44,8 +44,8 @@ arrays of seqs, kinds and edge ends (`_Index`), so memory grows by a few bytes p
    The file holds every edge its capsules have (edges join capsules of the file, and a capsule
    created here has no other edge yet), so each capsule is created with its maintained fields as
    they are once the file's edges are stored (`_Index.derived`: superseded, open_blockers, ready,
-   counted, census, by the rules of maintain/expected), and its counts are added to its tallies in the same
-   transaction (maintain.count_created), as an ingest does. The refresh (maintain.refresh, which
+   counted, census, by the rules of maintain/expected), and its counts are added to its tallies in
+   the same transaction (maintain.count_created), as an ingest does. The refresh (maintain.refresh, which
    locks and recomputes from the graph) then covers only the capsules that can differ: those an
    edge of the file points at (SUPERSEDES targets, and BLOCKS targets with what the superseded ones
    block), because another writer may have changed a source of that edge before the edge existed
