@@ -44,14 +44,35 @@ def stored_groups(groups: list[Group]) -> list[Group]:
     return [Group(g.term, stored(g.own), tuple(stored(a) for a in g.aliases)) for g in groups]
 
 
+#: Lucene's query syntax characters, escaped with a backslash in an unquoted term.
+_LUCENE_SPECIAL = frozenset('\\+-!():^[]"{}~*?|&/')
+#: Lucene's whitespace analyzer cuts a token at 255 UTF-16 units.
+_TOKEN_UNITS = 255
+
+
+def prefix_clause(project_prefix: str) -> str | None:
+    """A Lucene clause finding at least every capsule under `project_prefix` (SPEC §2: the project
+    itself or a project whose id starts with `prefix/`), or None when no clause can.
+
+    The index holds `project_id` through the whitespace analyzer, so the first term of an id under
+    the prefix starts with the prefix as long as the prefix holds no whitespace and fits in one
+    term: a prefix query on it is then a superset of the fence (ids such as `prefixx` too), which
+    the statement filters exactly. Python's whitespace includes every character Java's does."""
+    if any(char.isspace() for char in project_prefix) or len(project_prefix.encode("utf-16-le")) // 2 > _TOKEN_UNITS:
+        return None
+    return "project_id:" + "".join("\\" + char if char in _LUCENE_SPECIAL else char for char in project_prefix) + "*"
+
+
 def lucene_queries(alternatives: list[list[str]], project_id: str | None,
-                   kinds: list[str] | None = None) -> list[str]:
+                   kinds: list[str] | None = None, project_prefix: str | None = None) -> list[str]:
     """Queries that together find every capsule holding all tokens of at least one alternative.
 
     Each alternative is a group of required quoted terms; alternatives are OR'ed, as many per query
     as keep it under Lucene's clause limit. An exact project fence is a required clause as well, so
-    Lucene returns only that project's rows, and so are the request's kinds (`kind_clause`: one
-    index holds every kind). No kinds named: every kind, no clause.
+    Lucene returns only that project's rows; so is a prefix fence's `prefix_clause` when there is
+    one (without it Lucene would hand over the whole store's matches, to be filtered here), and so
+    are the request's kinds (`kind_clause`: one index holds every kind). No kinds named: every kind,
+    no clause.
     """
     queries: list[str] = []
     clauses: list[str] = []
@@ -66,6 +87,8 @@ def lucene_queries(alternatives: list[list[str]], project_id: str | None,
         queries.append(" ".join(clauses))
     if project_id is not None:
         queries = [f"+project_id:{_quoted(project_id)} +({query})" for query in queries]
+    elif project_prefix is not None and (clause := prefix_clause(project_prefix)) is not None:
+        queries = [f"+{clause} +({query})" for query in queries]
     if kinds is not None:
         queries = [f"+({kind_clause(kinds)}) +({query})" for query in queries]
     return queries
@@ -79,7 +102,8 @@ def statement_parameters(request: RetrieveInput, groups: list[Group], now: datet
     every = sorted(frozenset().union(*(tokens for g in groups for tokens in g.token_sets)))
     return {
         "now": now, "limit": request.limit, "kinds": kinds,
-        "queries": lucene_queries([a["tokens"] for a in alternatives], request.project_id, kinds),
+        "queries": lucene_queries([a["tokens"] for a in alternatives], request.project_id, kinds,
+                                  request.project_prefix),
         "alternatives": alternatives, "caller_tokens": caller, "all_tokens": every,
         "project_id": request.project_id, "project_prefix": request.project_prefix,
         "probe_ids": sorted({term for term in request.terms if _PROBE.fullmatch(term)}),

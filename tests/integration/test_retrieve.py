@@ -26,7 +26,9 @@ from graphsvc.store.idempotency import IdempotencyKey
 from tests.integration.service_support import NOW, Clock
 
 VOCAB = ("alpha", "beta", "gamma", "pg", "postgres", "db", "cache")
-PROJECTS = ("p", "p/x", "q")
+# "px" shares the prefix "p" without being under it (SPEC §2): the prefix fence's Lucene clause finds
+# it too, and the statement must leave it out.
+PROJECTS = ("p", "p/x", "px", "q")
 KINDS = ("fact", "decision", "task", "constraint", "doc", "failure_pattern")
 
 
@@ -145,6 +147,24 @@ def test_outcomes_and_exclusion_reasons(svc, clock):
     assert retrieve(svc, clock, {"terms": ["delta"]})["outcome"] == "abstain"
     assert "excluded" not in retrieve(svc, clock, {"terms": ["delta"]})
     assert [b, c] and observed(retrieve(svc, clock, {"terms": ["beta", "gamma"]}))["rows"] == [(e, ["gamma"])]
+
+
+#: Project ids holding Lucene's query syntax, whitespace, a keyword and non-ASCII letters: each prefix
+#: fence finds its own subtree and nothing else, with a Lucene prefix clause or without one (whitespace;
+#: 128 astral characters, 256 UTF-16 units, longer than one Lucene term).
+ODD_PROJECTS = ("a+b", "a+b/c:d", "a+bc", "(x)/[y]", "x y", "x y/z", "x", "OR", "OR/and*", "naïve\\q", "naïve\\q/ü",
+                "\U0001F600" * 128, "\U0001F600" * 128 + "/q")
+
+
+@pytest.mark.parametrize("prefix", ["a+b", "(x)", "(x)/[y]", "x y", "x", "OR", "naïve\\q", "\U0001F600" * 128])
+def test_a_prefix_fence_finds_its_subtree_whatever_its_characters(svc, clock, prefix):
+    store = Store()
+    for project in ODD_PROJECTS:
+        write(svc, clock, store, {"project_id": project, "kind": "fact", "content": f"alpha note of {project}"}, NOW)
+    request = {"terms": ["alpha"], "project_prefix": prefix, "limit": 50}
+    assert observed(retrieve(svc, clock, request)) == expected(store, request)
+    assert retrieve(svc, clock, request)["results_total"] == sum(
+        1 for project in ODD_PROJECTS if project == prefix or project.startswith(prefix + "/"))
 
 
 def test_a_tombstoned_id_is_a_raw_match_excluded_as_tombstoned(svc, clock):

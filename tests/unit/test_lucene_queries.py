@@ -13,7 +13,7 @@ from graphsvc.store.bootstrap import (
     AT_LEAST_TOKENS, KIND_CLAUSES, PROJECTS_PER_QUERY, RANK_CLAUSES, SECTIONS, at_least_queries, coverage_score,
     kind_clause, minimal_token_sets, rank_query, term_parameters, token_queries, whole_weight,
 )
-from graphsvc.store.retrieve import lucene_queries
+from graphsvc.store.retrieve import lucene_queries, prefix_clause
 
 
 def test_each_term_is_a_group_worth_more_than_every_token_together():
@@ -117,3 +117,34 @@ def test_a_retrieve_requires_its_kinds_only_when_it_names_them():
     assert lucene_queries([["a", "b"], ["c"]], None) == ['(+tokens:"a" +tokens:"b") (+tokens:"c")']
     assert lucene_queries([["a"]], "p/x", ["fact", "decision"]) == [
         '+(kind:("decision" "fact")) +(+project_id:"p/x" +((+tokens:"a")))']
+
+
+def test_a_retrieve_fenced_by_a_prefix_asks_lucene_for_the_subtree_when_a_term_can_hold_it():
+    assert lucene_queries([["a"]], None, None, "p05") == ['+project_id:p05* +((+tokens:"a"))']
+    # an exact project wins over the prefix (SPEC §2: both given = AND, and the project is inside it)
+    assert lucene_queries([["a"]], "p/x", None, "p") == ['+project_id:"p/x" +((+tokens:"a"))']
+    assert prefix_clause('a+b/c:d (e)') is None  # whitespace: the analyzer would cut it in two terms
+    assert prefix_clause('a+b/c:d') == 'project_id:a\\+b\\/c\\:d*'
+    assert prefix_clause('q"\\') == 'project_id:q\\"\\\\*'
+    assert prefix_clause("é" * 255) is not None and prefix_clause("é" * 256) is None
+    assert prefix_clause("\U0001F600" * 128) is None  # 256 UTF-16 units
+
+
+@given(st.text(min_size=1, max_size=40))
+def test_every_special_character_of_a_prefix_clause_is_escaped(prefix):
+    clause = prefix_clause(prefix)
+    if clause is None:
+        assert any(char.isspace() for char in prefix)
+        return
+    body = clause[len("project_id:"):-1]
+    unescaped, escaped = [], False
+    for char in body:
+        if escaped:
+            unescaped.append(char)
+            escaped = False
+        elif char == "\\":
+            escaped = True
+        else:
+            assert char not in '+-!():^[]"{}~*?|&/', (prefix, clause)
+            unescaped.append(char)
+    assert not escaped and "".join(unescaped) == prefix
