@@ -10,18 +10,19 @@ WITH sections, project_id
 UNWIND sections AS section
 WITH section, project_id
 WHERE section IS NOT NULL
-WITH section + '|' + project_id AS key, count(*) AS gone
+// A census names its tally's label (it holds a ':'; a project id may too, so the key cannot tell).
+WITH section + '|' + project_id AS key, section CONTAINS ':' AS census, count(*) AS gone
 ORDER BY key
-CALL (key, gone) {
-  WITH * WHERE NOT key CONTAINS ':'
+CALL (key, census, gone) {
+  WITH * WHERE NOT census
   MATCH (t:Tally {key: key})
   SET t.tally_lock = true
   REMOVE t.tally_lock
   WITH t, gone
   SET t.listed = t.listed - gone
 }
-CALL (key, gone) {
-  WITH * WHERE key CONTAINS ':'
+CALL (key, census, gone) {
+  WITH * WHERE census
   MATCH (t:CensusTally {key: key})
   SET t.tally_lock = true
   REMOVE t.tally_lock

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
+import pytest
+
 from graphsvc.clock import fixed_clock
 from graphsvc.service import GraphService
 from graphsvc.store import transfer
@@ -38,16 +40,18 @@ def test_deleting_a_project_tree_refreshes_what_it_superseded_and_blocked(db):
     assert verify(db).clean
 
 
-def test_undoing_an_import_refreshes_what_its_capsules_superseded_and_blocked(db):
+# A project id may hold the ':' a census name holds: the tallies are still told apart.
+@pytest.mark.parametrize("project", ["imported", "team:imported"])
+def test_undoing_an_import_refreshes_what_its_capsules_superseded_and_blocked(db, project):
     svc = GraphService(db, clock=fixed_clock(NOW))
     outside = svc.ingest({"items": [{"project_id": "other", "kind": "task", "content": "Outside task"},
                                     {"project_id": "other", "kind": "decision", "content": "Old rule"}]})["ids"]
-    lines = ['{"capsule": {"id": "cap-90", "seq": 90, "project_id": "imported", "kind": "task", "tier": "active", '
+    lines = ['{"capsule": {"id": "cap-90", "seq": 90, "project_id": "%s", "kind": "task", "tier": "active", '
              '"headline": "Imported task", "content": "Imported task", "status": "open", '
-             '"created_at": "2026-12-01T00:00:00.000000000Z", "updated_at": "2026-12-01T00:00:00.000000000Z"}}\n',
-             '{"capsule": {"id": "cap-91", "seq": 91, "project_id": "imported", "kind": "decision", "tier": "active", '
+             '"created_at": "2026-12-01T00:00:00.000000000Z", "updated_at": "2026-12-01T00:00:00.000000000Z"}}\n' % project,
+             '{"capsule": {"id": "cap-91", "seq": 91, "project_id": "%s", "kind": "decision", "tier": "active", '
              '"headline": "Imported rule", "content": "Imported rule", '
-             '"created_at": "2026-12-01T00:00:00.000000000Z", "updated_at": "2026-12-01T00:00:00.000000000Z"}}\n']
+             '"created_at": "2026-12-01T00:00:00.000000000Z", "updated_at": "2026-12-01T00:00:00.000000000Z"}}\n' % project]
     svc.import_lines(lines)
     # agents wrote edges from the imported capsules to others meanwhile
     svc.relate({"add": [{"type": "BLOCKS", "from": "cap-90", "to": outside[0]},
