@@ -3,19 +3,20 @@
 // own statements, graphsvc.store.digest). It reads the state the writes maintain
 // (graphsvc.store.maintain) so that its cost follows the fence's projects and the rows it shows, not
 // the fence's capsules:
-//   * `census`: the fence's census tallies (:CensusTally), per project and '<kind>:<state>' (tombstoned, superseded,
-//     blocked, current), and `expired`: the fence's blocked and current capsules whose valid_to has
+//   * `census`: the fence's census tallies (:CensusTally), per project and '<kind>:<state>'
+//     (tombstoned, superseded, blocked, current), and `expired`: the fence's blocked and current capsules whose valid_to has
 //     passed by $arg.now, per census value, sought through the (project_id, valid_to) index. Python
 //     turns them into SPEC §9's counts (each capsule once, in its first state) and blocked_total;
 //   * blocked: per blocked census tally of the fence, its most blocked capsules, read in order from
 //     the (census, project_id, open_blockers) index (open_blockers desc, then seq), not expired; the
 //     first $arg.top_blocked of those;
-//   * newest: per project of the fence holding live capsules, its newest, read in order from the
+//   * newest: per project of the fence holding blocked or current capsules, its newest, read in order from the
 //     (project_id, updated_at) index (updated_at desc, then seq), live ones only; the first
 //     $arg.newest of those. The top k of the union of each project's top k is the fence's top k.
 // The fence is $arg.seeks (graphsvc.store.digest.fence_seeks): project-id prefixes, each `exact` (that
 // project only) or not (every project under it), one seek per prefix; the whole store is the one
-// prefix ''. The index hints pin the plan whatever the statistics say (tests/integration/test_digest.py).
+// prefix ''. The index hints pin the plan whatever the statistics say; Neo4j refuses a statement whose
+// hint it cannot follow, so every digest test runs them.
 CALL () {
   UNWIND $arg.seeks AS seek
   MATCH (t:CensusTally) USING INDEX SEEK t:CensusTally(project_id)
