@@ -49,6 +49,21 @@ def usable_cpus() -> int:
     return max(1, min(cpus, quota) if quota else cpus)
 
 
+def worker_share(service_limit: int, workers: int) -> int:
+    """One of `workers` processes' share of a service-wide limit, so that together they allow ~`service_limit`."""
+    return max(1, -(-service_limit // workers))
+
+
+def call_concurrency(value: int | None, workers: int) -> int:
+    """One worker's share of GRAPHSVC_NEO4J_CONCURRENCY; unset: twice the CPUs this process may use.
+
+    Twice the CPUs: a call spends part of its time in the service and on the wire, not in Neo4j, so a
+    core per call would leave Neo4j idle between them. Measured on the 2-core machine with Neo4j beside
+    the service (bench/RESULTS.md, "Calls in line"): 4 (2 per worker) kept the cores busy with no 503s.
+    """
+    return worker_share(value if value is not None else 2 * usable_cpus(), workers)
+
+
 def worker_count(value: int | str) -> int:
     """A worker count from `auto` (one per usable CPU, at most AUTO_WORKERS_CAP) or a number 1..MAX_WORKERS.
 
@@ -101,6 +116,9 @@ class Settings(BaseSettings):
     # Requests the service lets wait on Neo4j at once, shared by its workers (each admits
     # ceil(this / workers)); beyond it a fast 503 + Retry-After.
     graphsvc_max_inflight: int = Field(default=32, ge=1)
+    # Calls the service runs on Neo4j at once, shared by its workers; the others wait their turn within
+    # their bound (graphsvc.surfaces.deadline.CallSlots). Unset: twice the usable CPUs (call_concurrency).
+    graphsvc_neo4j_concurrency: int | None = Field(default=None, ge=1)
     # Seconds a stopping worker (SIGTERM, SIGINT) lets in-flight requests finish after it stopped
     # accepting connections; then the rest are cut off and the Neo4j driver is closed.
     graphsvc_shutdown_grace_s: float = Field(default=10.0, ge=0)

@@ -98,8 +98,12 @@ _warming_call: ContextVar[bool] = ContextVar("graphsvc_warming_call", default=Fa
 
 
 class GraphService:
-    def __init__(self, db: Database, clock: Clock = system_clock, idempotency_ttl: timedelta = DEFAULT_TTL):
+    def __init__(self, db: Database, clock: Clock = system_clock, idempotency_ttl: timedelta = DEFAULT_TTL,
+                 call_concurrency: int | None = None):
         self.db = db
+        #: How many of this process's calls the surfaces let work on Neo4j at once (None: no limit);
+        #: the rest wait their turn within their bound (graphsvc.surfaces.deadline.CallSlots).
+        self.call_concurrency = call_concurrency
         self.clock = clock
         self.idempotency_ttl = idempotency_ttl
         self._schema_applied = False

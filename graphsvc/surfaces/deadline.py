@@ -12,12 +12,22 @@ which is why a 503 on a write means "unknown, retry" (the write path's idempoten
 
 The bound is set per request by `RequestDeadline` (HTTP) or `within` (MCP), so the route
 modules keep calling `graphsvc.surfaces.http.common.call` unchanged.
+
+Each call also waits for one of its service's call slots (`CallSlots`, GRAPHSVC_NEO4J_CONCURRENCY):
+at most that many calls of a process work on Neo4j at once, the others wait their turn in arrival
+order, inside the same bound. Neo4j's CPU is what a mix of agents exhausts; with every request in it
+at once, each transaction is slowed by all the others and a large write outlives its bound while
+the JVM is still cold. Measured on 2 cores with 16 clients on a freshly started Neo4j
+(bench/RESULTS.md, "Calls in line"): two slots per worker answered twice the requests per second
+with no 503, against 7-9 % 503s with every request in Neo4j at once.
 """
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import time
+import weakref
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any, Callable, Iterator, TypeVar
@@ -34,33 +44,84 @@ T = TypeVar("T")
 _bound: ContextVar[float | None] = ContextVar("graphsvc_call_bound", default=None)
 
 
+class CallSlots:
+    """At most `count` calls hold a worker thread at once (None: no limit); the rest wait in arrival
+    order (anyio's CapacityLimiter wakes its waiters first in, first out).
+
+    The limiter belongs to the event loop it was made in; each loop gets its own (a process serves
+    from one loop, a test client may start several one after the other)."""
+
+    def __init__(self, count: int | None):
+        if count is not None and count < 1:
+            raise ValueError(f"call slots must be at least 1, not {count}")
+        self.count = count
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._limiter: anyio.CapacityLimiter | None = None
+
+    def limiter(self) -> anyio.CapacityLimiter | None:
+        if self.count is None:
+            return None
+        loop = asyncio.get_running_loop()
+        if self._limiter is None or self._loop is not loop:
+            self._loop, self._limiter = loop, anyio.CapacityLimiter(self.count)
+        return self._limiter
+
+    def waiting(self) -> int:
+        """Calls waiting for a slot now."""
+        return self._limiter.statistics().tasks_waiting if self._limiter is not None else 0
+
+
+_slots_by_service: "weakref.WeakKeyDictionary[Any, CallSlots]" = weakref.WeakKeyDictionary()
+
+
+def call_slots(service: Any) -> CallSlots:
+    """The one `CallSlots` of `service` (its `call_concurrency`), shared by every surface of the process."""
+    slots = _slots_by_service.get(service)
+    if slots is None:
+        slots = _slots_by_service[service] = CallSlots(getattr(service, "call_concurrency", None))
+    return slots
+
+
+_slots: ContextVar[CallSlots | None] = ContextVar("graphsvc_call_slots", default=None)
+
+
 def exceeded(seconds: float) -> Unavailable:
     return Unavailable(f"Neo4j did not answer within {seconds:g} s (GRAPHSVC_NEO4J_TIMEOUT + "
                        "GRAPHSVC_QUERY_TIMEOUT); retry shortly.")
 
 
 @contextmanager
-def within(seconds: float | None) -> Iterator[None]:
-    """Calls made through `run_bounded` in this block wait at most `seconds` (None: unbounded)."""
+def within(seconds: float | None, slots: CallSlots | None = None) -> Iterator[None]:
+    """Calls made through `run_bounded` in this block wait at most `seconds` (None: unbounded), the
+    wait for one of `slots` included (None: they do not wait for a slot, as a probe must not queue
+    behind the work it checks on)."""
     reset = _bound.set(seconds)
+    reset_slots = _slots.set(slots)
     try:
         yield
     finally:
+        _slots.reset(reset_slots)
         _bound.reset(reset)
 
 
 async def run_bounded(fn: Callable[..., T], *args: Any) -> T:
     """`fn(*args)` in a worker thread, given up after the current bound with `Unavailable`."""
     seconds = _bound.get()
+    slots = _slots.get()
+    limiter = slots.limiter() if slots is not None else None
     work = functools.partial(fn, *args)
     if seconds is None:
-        return await anyio.to_thread.run_sync(work)
+        return await anyio.to_thread.run_sync(work, limiter=limiter)
     # The worker thread copies this context: the store sees the same deadline and stops retrying
     # a transient failure when the caller would no longer be waiting for the answer.
     reset = call_deadline.set(time.monotonic() + seconds)
     try:
         with anyio.move_on_after(seconds):
-            return await anyio.to_thread.run_sync(work, abandon_on_cancel=True)
+            # A call that spends its bound waiting for a slot never reaches Neo4j. An abandoned call's
+            # slot is handed on at once although its thread still waits on Neo4j: that thread ends at
+            # its next statement (graphsvc.store.db.Abandoned), and holding the slot for a frozen
+            # Neo4j would only keep the next call from getting its own 503 in time.
+            return await anyio.to_thread.run_sync(work, abandon_on_cancel=True, limiter=limiter)
     finally:
         call_deadline.reset(reset)
     raise exceeded(seconds)
@@ -69,12 +130,13 @@ async def run_bounded(fn: Callable[..., T], *args: Any) -> T:
 class RequestDeadline:
     """Pure ASGI middleware: every HTTP request's service calls are bounded by `seconds`."""
 
-    def __init__(self, app: ASGIApp, seconds: float):
+    def __init__(self, app: ASGIApp, seconds: float, slots: CallSlots | None = None):
         self.app = app
         self.seconds = seconds
+        self.slots = slots
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        with within(self.seconds if scope["type"] == "http" else None):
+        with within(self.seconds if scope["type"] == "http" else None, self.slots):
             await self.app(scope, receive, send)
 
 

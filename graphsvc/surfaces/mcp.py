@@ -590,7 +590,7 @@ def build_server(service: GraphService) -> Server[Any]:
         # The Neo4j driver is synchronous: keep the event loop free while it works, bounded like HTTP
         # (the thread runs in a copy of this context, so it sees the request id).
         try:
-            with deadline.within(service.request_bound):
+            with deadline.within(service.request_bound, deadline.call_slots(service)):
                 return await deadline.run_bounded(call_tool, service, params.name, params.arguments, caller)
         except Unavailable as exc:
             return tool_error({"error": {**exc.to_body()["error"], "retry_after": exc.retry_after}})

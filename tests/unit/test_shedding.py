@@ -10,7 +10,7 @@ import asyncio
 import httpx
 import pytest
 
-from graphsvc.surfaces.http.asgi import inflight_share
+from graphsvc.config import worker_share
 from graphsvc.surfaces.http.shedding import RETRY_AFTER_SECONDS, LoadShedding
 
 
@@ -56,7 +56,7 @@ def test_requests_past_the_limit_get_a_fast_503_with_retry_after_and_never_reach
 
 @pytest.mark.parametrize(("limit", "workers", "share"), [(32, 1, 32), (32, 2, 16), (32, 3, 11), (32, 8, 4), (2, 4, 1)])
 def test_the_workers_share_the_service_limit(limit, workers, share):
-    assert inflight_share(limit, workers) == share
+    assert worker_share(limit, workers) == share
 
 
 async def _mcp_get_passes_at_the_limit() -> None:

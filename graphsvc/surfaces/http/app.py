@@ -21,7 +21,7 @@ from graphsvc.service import GraphService
 from graphsvc.surfaces.http import (bootstrap_routes, capsule_routes, claim_routes, key_routes, recall_routes,
                                     session_routes, watch_routes)
 from graphsvc.config import Settings
-from graphsvc.surfaces.deadline import RequestDeadline
+from graphsvc.surfaces.deadline import RequestDeadline, call_slots, within
 from graphsvc.surfaces.http.access_log import AccessLogMiddleware
 from graphsvc.surfaces.http.auth import OPEN_PATHS, BearerTokenAuth
 from graphsvc.surfaces.http.bookmark_header import BookmarkHeader
@@ -142,7 +142,8 @@ def create_app(
 
     async def readyz(request: Request) -> JSONResponse:
         try:
-            waiting_for = await call(service.waiting_for)
+            with within(service.request_bound):  # a probe: not in line behind the calls it reports on
+                waiting_for = await call(service.waiting_for)
         except Unavailable:  # Neo4j did not answer the probe within the request's bound
             waiting_for = "neo4j"
         if waiting_for is None:
@@ -197,7 +198,7 @@ def create_app(
         middleware.append(Middleware(BearerTokenAuth, token=api_token or None, open_paths=frozenset(open_paths),
                                      keys=service.keys, bound=service.request_bound))
         middleware.append(Middleware(KeyShare, limit=key_max_inflight or max(1, max_inflight // 4)))
-    middleware += [Middleware(RequestDeadline, seconds=service.request_bound), Middleware(BookmarkHeader)]
+    middleware += [Middleware(RequestDeadline, seconds=service.request_bound, slots=call_slots(service)), Middleware(BookmarkHeader)]
     app = Starlette(
         routes=route_list,
         middleware=middleware,

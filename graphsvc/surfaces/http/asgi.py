@@ -12,13 +12,10 @@ from __future__ import annotations
 
 from starlette.applications import Starlette
 
+from graphsvc.config import worker_share
+
 #: On a loopback bind, /mcp answers only to these Host/Origin names (DNS-rebinding protection).
 LOOPBACK_HOSTS = ["127.0.0.1:*", "localhost:*", "[::1]:*"]
-
-
-def inflight_share(service_limit: int, workers: int) -> int:
-    """Requests one of `workers` processes admits at once, so that together they admit ~`service_limit`."""
-    return max(1, -(-service_limit // workers))
 
 
 def app_from_env() -> Starlette:
@@ -33,9 +30,9 @@ def app_from_env() -> Starlette:
         api_token=configured_token(settings.graphsvc_api_token),
         mcp_allowed_hosts=LOOPBACK_HOSTS if settings.graphsvc_host in ("127.0.0.1", "localhost", "::1") else None,
         metrics_token=configured_token(settings.graphsvc_metrics_token),
-        max_inflight=inflight_share(settings.graphsvc_max_inflight, settings.graphsvc_workers),
+        max_inflight=worker_share(settings.graphsvc_max_inflight, settings.graphsvc_workers),
         owns_service=True,
         require_keys=settings.graphsvc_require_keys,
-        key_max_inflight=inflight_share(settings.graphsvc_key_max_inflight or max(1, settings.graphsvc_max_inflight // 4),
+        key_max_inflight=worker_share(settings.graphsvc_key_max_inflight or max(1, settings.graphsvc_max_inflight // 4),
                                         settings.graphsvc_workers),
     )

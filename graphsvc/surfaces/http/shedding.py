@@ -1,6 +1,6 @@
 """Load shedding: at most `limit` requests per process wait on Neo4j at once; the rest get a fast 503.
 
-`limit` is this process's share of GRAPHSVC_MAX_INFLIGHT (graphsvc.surfaces.http.asgi.inflight_share).
+`limit` is this process's share of GRAPHSVC_MAX_INFLIGHT (graphsvc.config.worker_share).
 
 Past saturation a closed queue only grows: every extra waiting request adds its service time to
 everyone's latency (the issue measured p95 1.2 s at 64 clients) and throughput falls as threads,
