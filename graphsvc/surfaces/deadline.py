@@ -28,12 +28,14 @@ import asyncio
 import functools
 import time
 import weakref
-from contextlib import contextmanager
+from contextlib import asynccontextmanager, contextmanager
 from contextvars import ContextVar
-from typing import Any, Callable, Iterator, TypeVar
+from typing import Any, AsyncIterator, Callable, Iterator, TypeVar
 
 import anyio
 from starlette.types import ASGIApp, Receive, Scope, Send
+
+from graphsvc import telemetry
 
 from graphsvc.errors import Unavailable
 from graphsvc.request_context import call_deadline
@@ -65,10 +67,6 @@ class CallSlots:
         if self._limiter is None or self._loop is not loop:
             self._loop, self._limiter = loop, anyio.CapacityLimiter(self.count)
         return self._limiter
-
-    def waiting(self) -> int:
-        """Calls waiting for a slot now."""
-        return self._limiter.statistics().tasks_waiting if self._limiter is not None else 0
 
 
 _slots_by_service: "weakref.WeakKeyDictionary[Any, CallSlots]" = weakref.WeakKeyDictionary()
@@ -108,10 +106,10 @@ async def run_bounded(fn: Callable[..., T], *args: Any) -> T:
     """`fn(*args)` in a worker thread, given up after the current bound with `Unavailable`."""
     seconds = _bound.get()
     slots = _slots.get()
-    limiter = slots.limiter() if slots is not None else None
     work = functools.partial(fn, *args)
     if seconds is None:
-        return await anyio.to_thread.run_sync(work, limiter=limiter)
+        async with _slot(slots):
+            return await anyio.to_thread.run_sync(work)
     # The worker thread copies this context: the store sees the same deadline and stops retrying
     # a transient failure when the caller would no longer be waiting for the answer.
     reset = call_deadline.set(time.monotonic() + seconds)
@@ -121,10 +119,31 @@ async def run_bounded(fn: Callable[..., T], *args: Any) -> T:
             # slot is handed on at once although its thread still waits on Neo4j: that thread ends at
             # its next statement (graphsvc.store.db.Abandoned), and holding the slot for a frozen
             # Neo4j would only keep the next call from getting its own 503 in time.
-            return await anyio.to_thread.run_sync(work, abandon_on_cancel=True, limiter=limiter)
+            async with _slot(slots):
+                return await anyio.to_thread.run_sync(work, abandon_on_cancel=True)
     finally:
         call_deadline.reset(reset)
     raise exceeded(seconds)
+
+
+@asynccontextmanager
+async def _slot(slots: CallSlots | None) -> AsyncIterator[None]:
+    """Hold one of `slots` (none: nothing to wait for), counting the wait in the metrics."""
+    limiter = slots.limiter() if slots is not None else None
+    if limiter is None:
+        yield
+        return
+    began = time.monotonic()
+    telemetry.CALLS_IN_LINE.inc()
+    try:
+        await limiter.acquire()
+    finally:
+        telemetry.CALLS_IN_LINE.dec()
+    telemetry.CALL_SLOT_WAIT.observe(time.monotonic() - began)
+    try:
+        yield
+    finally:
+        limiter.release()
 
 
 class RequestDeadline:

@@ -9,9 +9,15 @@ import time
 import anyio
 import pytest
 
+from graphsvc import telemetry
 from graphsvc.config import Settings, call_concurrency, usable_cpus
 from graphsvc.errors import Unavailable
 from graphsvc.surfaces.deadline import CallSlots, call_slots, run_bounded, within
+
+
+def _waits_counted() -> float:
+    return next(s.value for m in telemetry.CALL_SLOT_WAIT.collect() for s in m.samples
+                if s.name.endswith("_count"))
 
 
 class Recorder:
@@ -39,6 +45,7 @@ def test_at_most_count_calls_run_and_the_rest_start_in_arrival_order() -> None:
     slots = CallSlots(2)
     work = Recorder()
     answers: list[int] = []
+    waits_before = _waits_counted()
 
     async def main() -> None:
         async def one(n: int) -> None:
@@ -54,6 +61,7 @@ def test_at_most_count_calls_run_and_the_rest_start_in_arrival_order() -> None:
     assert sorted(answers) == list(range(8))
     assert work.most == 2
     assert work.started == list(range(8))
+    assert _waits_counted() - waits_before == 8  # every call's wait for its slot is in /metrics
 
 
 def test_a_call_that_spends_its_bound_in_line_gets_503_and_never_runs() -> None:
