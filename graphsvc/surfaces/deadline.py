@@ -46,6 +46,10 @@ T = TypeVar("T")
 _bound: ContextVar[float | None] = ContextVar("graphsvc_call_bound", default=None)
 
 
+#: The two lines of calls: reads, and everything that writes (or administers).
+LINES = ("read", "write")
+
+
 def line_of(fn: Callable[..., Any]) -> str:
     """The line a call waits in: a service operation declares its right (graphsvc.service.operation);
     anything else that reaches Neo4j from a surface reads, unless its caller names the line."""
@@ -53,15 +57,13 @@ def line_of(fn: Callable[..., Any]) -> str:
 
 
 class CallSlots:
-    """At most `count` calls hold a worker thread at once (None: no limit), and of them at most half
-    (at least one) write; the rest wait in arrival order (anyio's CapacityLimiter wakes its waiters
-    first in, first out).
+    """At most `count` reads and `count` writes hold a worker thread at once (None: no limit); the
+    rest wait in arrival order (anyio's CapacityLimiter wakes its waiters first in, first out).
 
-    A write first waits among the writes, then for a slot: so at most half the slots' worth of writes
-    stand in the line the reads wait in, and a small pack waits behind a few 50-capsule ingests, not
-    behind every one a worker admitted. Each limiter belongs to the event loop it was made in; each
-    loop gets its own (a process serves from one loop, a test client may start several one after the
-    other)."""
+    Reads and writes have a line each, so a small pack does not wait behind a 50-capsule ingest,
+    while neither kind can crowd Neo4j with all of a worker's requests. Each limiter belongs to the
+    event loop it was made in; each loop gets its own (a process serves from one loop, a test client
+    may start several one after the other)."""
 
     def __init__(self, count: int | None):
         if count is not None and count < 1:
@@ -70,15 +72,13 @@ class CallSlots:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._limiters: dict[str, anyio.CapacityLimiter] = {}
 
-    def limiters(self, line: str = "read") -> list[anyio.CapacityLimiter]:
-        """What a call in `line` acquires, in order: [the writes' own,] the slots."""
+    def limiter(self, line: str = "read") -> anyio.CapacityLimiter | None:
         if self.count is None:
-            return []
+            return None
         loop = asyncio.get_running_loop()
         if self._loop is not loop:
-            self._loop, self._limiters = loop, {"slots": anyio.CapacityLimiter(self.count),
-                                                 "write": anyio.CapacityLimiter(max(1, self.count // 2))}
-        return [self._limiters["write"], self._limiters["slots"]] if line == "write" else [self._limiters["slots"]]
+            self._loop, self._limiters = loop, {name: anyio.CapacityLimiter(self.count) for name in LINES}
+        return self._limiters[line]
 
 
 _slots_by_service: "weakref.WeakKeyDictionary[Any, CallSlots]" = weakref.WeakKeyDictionary()
@@ -142,26 +142,22 @@ async def run_bounded(fn: Callable[..., T], *args: Any, line: str | None = None)
 
 @asynccontextmanager
 async def _slot(slots: CallSlots | None, line: str) -> AsyncIterator[None]:
-    """Hold a slot for a call in `line` (no slots: nothing to wait for), counting the wait in the metrics."""
-    limiters = slots.limiters(line) if slots is not None else []
-    if not limiters:
+    """Hold one of `slots` in `line` (no slots: nothing to wait for), counting the wait in the metrics."""
+    limiter = slots.limiter(line) if slots is not None else None
+    if limiter is None:
         yield
         return
     began = time.monotonic()
-    held: list[anyio.CapacityLimiter] = []
     telemetry.CALLS_IN_LINE.labels(line=line).inc()
     try:
-        try:
-            for limiter in limiters:
-                await limiter.acquire()
-                held.append(limiter)
-        finally:
-            telemetry.CALLS_IN_LINE.labels(line=line).dec()
-        telemetry.CALL_SLOT_WAIT.labels(line=line).observe(time.monotonic() - began)
+        await limiter.acquire()
+    finally:
+        telemetry.CALLS_IN_LINE.labels(line=line).dec()
+    telemetry.CALL_SLOT_WAIT.labels(line=line).observe(time.monotonic() - began)
+    try:
         yield
     finally:
-        for limiter in reversed(held):
-            limiter.release()
+        limiter.release()
 
 
 class RequestDeadline:
