@@ -49,11 +49,11 @@ NEO4J_IN_FLIGHT = Gauge(
     "graphsvc_neo4j_work_in_flight", "Neo4j units of work running now; each holds one pooled connection "
     "(the driver does not expose its pool), so this is the connections in use", multiprocess_mode="livesum")
 CALLS_IN_LINE = Gauge(
-    "graphsvc_calls_in_line", "Service calls waiting now for a call slot (GRAPHSVC_NEO4J_CONCURRENCY), "
-    "by line (read, write)", ("line",), multiprocess_mode="livesum")
+    "graphsvc_calls_in_line", "Service calls waiting now for a call slot (GRAPHSVC_NEO4J_CONCURRENCY)",
+    multiprocess_mode="livesum")
 CALL_SLOT_WAIT = Histogram(
-    "graphsvc_call_slot_wait_seconds", "Time a service call waited in line for its call slot, by line (read, write)",
-    ("line",), buckets=LATENCY_BUCKETS)
+    "graphsvc_call_slot_wait_seconds", "Time a service call waited in line for its call slot",
+    buckets=LATENCY_BUCKETS)
 IDEMPOTENT_REPLAYS = Counter(
     "graphsvc_idempotent_replays_total", "Writes answered from a stored idempotency key, by operation",
     ("operation",))

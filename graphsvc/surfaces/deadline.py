@@ -46,39 +46,27 @@ T = TypeVar("T")
 _bound: ContextVar[float | None] = ContextVar("graphsvc_call_bound", default=None)
 
 
-#: The two lines of calls: reads, and everything that writes (or administers).
-LINES = ("read", "write")
-
-
-def line_of(fn: Callable[..., Any]) -> str:
-    """The line a call waits in: a service operation declares its right (graphsvc.service.operation);
-    anything else that reaches Neo4j from a surface reads, unless its caller names the line."""
-    return "write" if getattr(fn, "required_right", "read") in ("write", "admin") else "read"
-
-
 class CallSlots:
-    """At most `count` reads and `count` writes hold a worker thread at once (None: no limit); the
-    rest wait in arrival order (anyio's CapacityLimiter wakes its waiters first in, first out).
+    """At most `count` calls hold a worker thread at once (None: no limit); the rest wait in arrival
+    order (anyio's CapacityLimiter wakes its waiters first in, first out).
 
-    Reads and writes have a line each, so a small pack does not wait behind a 50-capsule ingest,
-    while neither kind can crowd Neo4j with all of a worker's requests. Each limiter belongs to the
-    event loop it was made in; each loop gets its own (a process serves from one loop, a test client
-    may start several one after the other)."""
+    The limiter belongs to the event loop it was made in; each loop gets its own (a process serves
+    from one loop, a test client may start several one after the other)."""
 
     def __init__(self, count: int | None):
         if count is not None and count < 1:
             raise ValueError(f"call slots must be at least 1, not {count}")
         self.count = count
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._limiters: dict[str, anyio.CapacityLimiter] = {}
+        self._limiter: anyio.CapacityLimiter | None = None
 
-    def limiter(self, line: str = "read") -> anyio.CapacityLimiter | None:
+    def limiter(self) -> anyio.CapacityLimiter | None:
         if self.count is None:
             return None
         loop = asyncio.get_running_loop()
-        if self._loop is not loop:
-            self._loop, self._limiters = loop, {name: anyio.CapacityLimiter(self.count) for name in LINES}
-        return self._limiters[line]
+        if self._limiter is None or self._loop is not loop:
+            self._loop, self._limiter = loop, anyio.CapacityLimiter(self.count)
+        return self._limiter
 
 
 _slots_by_service: "weakref.WeakKeyDictionary[Any, CallSlots]" = weakref.WeakKeyDictionary()
@@ -114,15 +102,13 @@ def within(seconds: float | None, slots: CallSlots | None = None) -> Iterator[No
         _bound.reset(reset)
 
 
-async def run_bounded(fn: Callable[..., T], *args: Any, line: str | None = None) -> T:
-    """`fn(*args)` in a worker thread, given up after the current bound with `Unavailable`; it waits
-    for a slot in `line` (default: `line_of(fn)`) when the block it runs in has slots."""
+async def run_bounded(fn: Callable[..., T], *args: Any) -> T:
+    """`fn(*args)` in a worker thread, given up after the current bound with `Unavailable`."""
     seconds = _bound.get()
     slots = _slots.get()
     work = functools.partial(fn, *args)
-    line = line or line_of(fn)
     if seconds is None:
-        async with _slot(slots, line):
+        async with _slot(slots):
             return await anyio.to_thread.run_sync(work)
     # The worker thread copies this context: the store sees the same deadline and stops retrying
     # a transient failure when the caller would no longer be waiting for the answer.
@@ -133,7 +119,7 @@ async def run_bounded(fn: Callable[..., T], *args: Any, line: str | None = None)
             # slot is handed on at once although its thread still waits on Neo4j: that thread ends at
             # its next statement (graphsvc.store.db.Abandoned), and holding the slot for a frozen
             # Neo4j would only keep the next call from getting its own 503 in time.
-            async with _slot(slots, line):
+            async with _slot(slots):
                 return await anyio.to_thread.run_sync(work, abandon_on_cancel=True)
     finally:
         call_deadline.reset(reset)
@@ -141,19 +127,19 @@ async def run_bounded(fn: Callable[..., T], *args: Any, line: str | None = None)
 
 
 @asynccontextmanager
-async def _slot(slots: CallSlots | None, line: str) -> AsyncIterator[None]:
-    """Hold one of `slots` in `line` (no slots: nothing to wait for), counting the wait in the metrics."""
-    limiter = slots.limiter(line) if slots is not None else None
+async def _slot(slots: CallSlots | None) -> AsyncIterator[None]:
+    """Hold one of `slots` (none: nothing to wait for), counting the wait in the metrics."""
+    limiter = slots.limiter() if slots is not None else None
     if limiter is None:
         yield
         return
     began = time.monotonic()
-    telemetry.CALLS_IN_LINE.labels(line=line).inc()
+    telemetry.CALLS_IN_LINE.inc()
     try:
         await limiter.acquire()
     finally:
-        telemetry.CALLS_IN_LINE.labels(line=line).dec()
-    telemetry.CALL_SLOT_WAIT.labels(line=line).observe(time.monotonic() - began)
+        telemetry.CALLS_IN_LINE.dec()
+    telemetry.CALL_SLOT_WAIT.observe(time.monotonic() - began)
     try:
         yield
     finally:

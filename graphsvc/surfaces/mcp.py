@@ -591,8 +591,7 @@ def build_server(service: GraphService) -> Server[Any]:
         # (the thread runs in a copy of this context, so it sees the request id).
         try:
             with deadline.within(service.request_bound, deadline.call_slots(service)):
-                return await deadline.run_bounded(call_tool, service, params.name, params.arguments, caller,
-                                                  line="read" if TOOLS_BY_NAME[params.name].read_only else "write")
+                return await deadline.run_bounded(call_tool, service, params.name, params.arguments, caller)
         except Unavailable as exc:
             return tool_error({"error": {**exc.to_body()["error"], "retry_after": exc.retry_after}})
 

@@ -12,12 +12,12 @@ import pytest
 from graphsvc import telemetry
 from graphsvc.config import Settings, call_concurrency, usable_cpus
 from graphsvc.errors import Unavailable
-from graphsvc.surfaces.deadline import CallSlots, call_slots, line_of, run_bounded, within
+from graphsvc.surfaces.deadline import CallSlots, call_slots, run_bounded, within
 
 
-def _waits_counted(line: str = "read") -> float:
-    return next((s.value for m in telemetry.CALL_SLOT_WAIT.collect() for s in m.samples
-                 if s.name.endswith("_count") and s.labels.get("line") == line), 0.0)
+def _waits_counted() -> float:
+    return next(s.value for m in telemetry.CALL_SLOT_WAIT.collect() for s in m.samples
+                if s.name.endswith("_count"))
 
 
 class Recorder:
@@ -93,45 +93,6 @@ def test_a_call_that_spends_its_bound_in_line_gets_503_and_never_runs() -> None:
     assert long.started == [0]
 
 
-def test_reads_do_not_wait_behind_writes() -> None:
-    """Each line has its slots: a pack is not held up by a long ingest, and writes still queue."""
-    slots = CallSlots(1)
-    write = Recorder(hold=0.5)
-    read = Recorder(hold=0.0)
-    took: dict[str, float] = {}
-
-    async def main() -> None:
-        async def writer(n: int) -> None:
-            with within(10.0, slots):
-                await run_bounded(write, n, line="write")
-
-        async def reader() -> None:
-            await anyio.sleep(0.05)
-            began = time.monotonic()
-            with within(10.0, slots):
-                await run_bounded(read, 9)
-            took["read"] = time.monotonic() - began
-
-        async with anyio.create_task_group() as group:
-            group.start_soon(writer, 0)
-            group.start_soon(writer, 1)
-            group.start_soon(reader)
-
-    anyio.run(main)
-    assert took["read"] < 0.3  # both writes hold or wait for the one write slot for ~1 s
-    assert write.most == 1 and write.started == [0, 1]
-
-
-def test_the_line_of_a_call_is_the_right_its_operation_declares() -> None:
-    from graphsvc.service import GraphService
-
-    assert line_of(GraphService.bootstrap) == "read"
-    assert line_of(GraphService.retrieve) == "read"
-    assert line_of(GraphService.ingest) == "write"
-    assert line_of(GraphService.keys_create) == "write"  # admin
-    assert line_of(lambda: None) == "read"  # a helper that reads; a surface names "write" when it writes
-
-
 def test_calls_without_slots_are_not_in_line() -> None:
     """A probe (/readyz, an API-key lookup, the watch poller) runs while every slot is taken."""
     slots = CallSlots(1)
@@ -183,7 +144,7 @@ def test_one_limiter_per_event_loop() -> None:
     made = []
 
     async def main() -> None:
-        made.append(slots.limiter("write"))
+        made.append(slots.limiter())
 
     anyio.run(main)
     anyio.run(main)

@@ -62,10 +62,10 @@ async def json_body(request: Request, *, allow_empty: bool = False) -> Any:
         raise BadRequest("the body is JSON this service cannot read (a number too long or nesting too deep)") from None
 
 
-async def call(fn: Callable[..., T], *args: Any, line: str | None = None) -> T:
+async def call(fn: Callable[..., T], *args: Any) -> T:
     """The driver is synchronous: keep the event loop free while Neo4j works, and wait at most
     the request's bound (graphsvc.surfaces.deadline) before answering 503."""
-    return await run_bounded(fn, *args, line=line)
+    return await run_bounded(fn, *args)
 
 
 def ok(data: Any, status: int = 200) -> JSONResponse:

@@ -33,7 +33,7 @@ def key_of(request: Request) -> IdempotencyKey | None:
 async def keyed_write(request: Request, write: Callable[..., Any], *args: Any, status: int) -> JSONResponse:
     """Run a service write with the request's idempotency key; answer `status` (or the replayed one)."""
     key = key_of(request)
-    body = await call(lambda: write(*args, idempotency=key), line="write")
+    body = await call(lambda: write(*args, idempotency=key))
     if key is not None and key.replayed:
         return JSONResponse(body, status_code=key.status or status, headers={REPLAYED_HEADER: "true"})
     return JSONResponse(body, status_code=status)
