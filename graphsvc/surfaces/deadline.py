@@ -36,7 +36,6 @@ import anyio
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from graphsvc import telemetry
-
 from graphsvc.errors import Unavailable
 from graphsvc.request_context import call_deadline
 from graphsvc.watch import Stopped, Watch

@@ -198,7 +198,8 @@ def create_app(
         middleware.append(Middleware(BearerTokenAuth, token=api_token or None, open_paths=frozenset(open_paths),
                                      keys=service.keys, bound=service.request_bound))
         middleware.append(Middleware(KeyShare, limit=key_max_inflight or max(1, max_inflight // 4)))
-    middleware += [Middleware(RequestDeadline, seconds=service.request_bound, slots=call_slots(service)), Middleware(BookmarkHeader)]
+    middleware += [Middleware(RequestDeadline, seconds=service.request_bound, slots=call_slots(service)),
+                   Middleware(BookmarkHeader)]
     app = Starlette(
         routes=route_list,
         middleware=middleware,
