@@ -4,8 +4,8 @@ Python builds the groups (graphsvc.core.retrieve.build_groups) from the request'
 aliases taught in the scopes enclosing the fence (graphsvc.store.aliases), and sends their token
 sets, in the form `tokens` stores them (graphsvc.store.maintain.stored_token), to
 `cypher/retrieve/matches.cypher`. That statement finds candidates through the full-text
-`capsule_terms` index, decides each match from the stored tokens, counts exclusions and eligible matches
-exactly, ranks the eligible ones and ships only the first `limit`. Python names each shipped row's
+`capsule_terms` index, counts exclusions and eligible matches exactly, ranks the eligible ones by a
+coverage score (Lucene's, when no alias is in play: `scored_query`) and ships only the first `limit`. Python names each shipped row's
 matched terms, ranks again with the same key and fills the budget (graphsvc.core.retrieve).
 Nothing is written: no counter, no log.
 """
@@ -22,7 +22,7 @@ from graphsvc.core.candidates import Candidate
 from graphsvc.core.retrieve import Group, Match, RetrieveFound, RetrieveRequest, assemble_retrieve, build_groups, covers
 from graphsvc.models import RetrieveRequest as RetrieveInput
 from graphsvc.store.aliases import enclosing_scopes, read_pairs
-from graphsvc.store.bootstrap import RANK_CLAUSES, _quoted, kind_clause
+from graphsvc.store.bootstrap import RANK_CLAUSES, _quoted, kind_clause, rank_query, whole_weight
 from graphsvc.store.db import Database, run
 from graphsvc.store.maintain import stored_token
 
@@ -94,6 +94,40 @@ def lucene_queries(alternatives: list[list[str]], project_id: str | None,
     return queries
 
 
+#: Lucene refuses a query of more than this many leaf clauses (IndexSearcher.maxClauseCount).
+MAX_CLAUSES = 1024
+
+
+def scored_query(groups: list[Group], project_id: str | None, kinds: list[str] | None,
+                 project_prefix: str | None = None) -> str | None:
+    """ONE Lucene query finding exactly the capsules that cover at least one group, scored by coverage.
+
+    Its score is groups covered * whole_weight + caller tokens covered (the pack's `rank_query` over
+    the groups' own token sets, whose clauses score constants), so the statement ranks without
+    reading a row's stored tokens. Matching is a required clause at weight 0 (some group's tokens
+    all held), as are the fences and kinds of `lucene_queries`. None when a group has an alias (a
+    group is then covered by ANY of its token sets, which a sum of clause scores cannot express),
+    when `rank_query` cannot score exactly, or past Lucene's clause limit: the statement then counts
+    coverage from the stored tokens.
+    """
+    if not groups or any(group.aliases for group in groups):
+        return None
+    own = [sorted(group.own) for group in groups]
+    caller = sorted(frozenset().union(*(group.own for group in groups)))
+    ranked = rank_query(own, caller)
+    if ranked is None or 2 * sum(map(len, own)) + len(caller) + 1 + len(kinds or ()) > MAX_CLAUSES:
+        return None
+    match = " ".join("(" + " ".join("+tokens:" + _quoted(t) for t in tokens) + ")" for tokens in own)
+    required = [f"+({match})^0"]
+    if project_id is not None:
+        required.append(f"+project_id:{_quoted(project_id)}^0")
+    elif project_prefix is not None and (clause := prefix_clause(project_prefix)) is not None:
+        required.append(f"+{clause}^0")
+    if kinds is not None:
+        required.append(f"+({kind_clause(kinds)})^0")
+    return " ".join(required) + " " + ranked
+
+
 def statement_parameters(request: RetrieveInput, groups: list[Group], now: datetime) -> dict[str, Any]:
     alternatives = [{"group": index, "tokens": sorted(tokens)}
                     for index, group in enumerate(groups) for tokens in group.token_sets]
@@ -102,6 +136,8 @@ def statement_parameters(request: RetrieveInput, groups: list[Group], now: datet
     every = sorted(frozenset().union(*(tokens for g in groups for tokens in g.token_sets)))
     return {
         "now": now, "limit": request.limit, "kinds": kinds,
+        "query": scored_query(groups, request.project_id, kinds, request.project_prefix),
+        "weight": whole_weight(caller),
         "queries": lucene_queries([a["tokens"] for a in alternatives], request.project_id, kinds,
                                   request.project_prefix),
         "alternatives": alternatives, "caller_tokens": caller, "all_tokens": every,

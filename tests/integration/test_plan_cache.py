@@ -9,7 +9,8 @@ it plans. The test
 2. runs every operation in ONE shape a dozen times (so every statement is planned once and, past
    Neo4j's hot-expression threshold of 10 hits, recompiled once);
 3. collects statistics while a few hundred requests of every other shape run: fences x term
-   counts x phrase sizes x budgets, batches of 2 to 60, several edges, get/list sizes;
+   counts x phrase sizes x budgets, retrieves by fence, terms, kinds and limit with and without a
+   taught alias, batches of 2 to 60, several edges, get/list sizes;
 4. asserts that none of them made Neo4j compile anything.
 
 With plain parameters, step 3 would plan the pack statement again for 1, 2, 3 and 9 terms, a
@@ -79,6 +80,18 @@ class Agent:
         if terms:
             body["terms"] = terms
         self.service.bootstrap(body)
+
+    def recall(self, fence: int, terms: list[str], kinds: bool, limit: int) -> None:
+        """memory_retrieve (SPEC §8) in one shape; a term taught an alias (`refund`) takes the
+        statement's other way to the matches (cypher/retrieve/matches.cypher)."""
+        body: dict[str, Any] = {"terms": terms, "limit": limit, "token_budget": 1500}
+        if fence in (1, 3):
+            body["project_id"] = self.rng.choice(PROJECTS)
+        if fence in (2, 3):
+            body["project_prefix"] = self.rng.choice(PROJECTS).split("/")[0]
+        if kinds:
+            body["kinds"] = self.rng.sample(["task", "decision", "constraint", "fact"], 2)
+        self.service.retrieve(body)
 
     def terms(self, count: int, words_each: int) -> list[str]:
         return [" ".join(self.rng.sample(WORDS, words_each)) for _ in range(count)]
@@ -153,6 +166,7 @@ def test_no_request_shape_makes_neo4j_plan_again(db):
     agent = Agent(service, random.Random(7))
     for _ in range(40):  # the base store: large next to what the shapes below add
         agent.ingest(25)
+    service.alias({"term": "refund", "aliases": ["chargeback"]})
 
     db._driver.execute_query("CALL db.clearQueryCaches()")  # as cold as a freshly started Neo4j
     warm_write_plans(db)  # what a start-up does (GraphService.ensure_schema, then warm)
@@ -166,6 +180,8 @@ def test_no_request_shape_makes_neo4j_plan_again(db):
         agent.reads(1, 1)
         agent.claims(8)  # the fourth and the eighth take an idempotency key, the eighth with a fence
         agent.pack(0, [], 1500, agent="agent-1")
+        agent.recall(0, ["ledger"], False, 10)
+        agent.recall(0, ["refund"], False, 10)
     agent.ingest(60)  # one large batch too (its tally update compiled once more, in 2-9 ms, on first use)
 
     try:
@@ -180,6 +196,11 @@ def test_no_request_shape_makes_neo4j_plan_again(db):
                 for budget in (0, 7, 40, 1500, 99_999):
                     agent.pack(fence, agent.terms(count, words_each) if count <= 20 else
                                [agent.rng.choice(WORDS) + str(n) for n in range(count)], budget)
+            for count, words_each in ((1, 1), (3, 1), (9, 1), (2, 2)):
+                for kinds in (False, True):
+                    for limit in (1, 50):
+                        agent.recall(fence, agent.terms(count, words_each), kinds, limit)
+                        agent.recall(fence, ["refund", *agent.terms(count - 1, words_each)], kinds, limit)
         for size in (2, 3, 11, 60, 2):
             agent.ingest(size)
             agent.writes(edges=size)

@@ -13,7 +13,8 @@ from graphsvc.store.bootstrap import (
     AT_LEAST_TOKENS, KIND_CLAUSES, PROJECTS_PER_QUERY, RANK_CLAUSES, SECTIONS, at_least_queries, coverage_score,
     kind_clause, minimal_token_sets, rank_query, term_parameters, token_queries, whole_weight,
 )
-from graphsvc.store.retrieve import lucene_queries, prefix_clause
+from graphsvc.core.retrieve import Group
+from graphsvc.store.retrieve import MAX_CLAUSES, lucene_queries, prefix_clause, scored_query
 
 
 def test_each_term_is_a_group_worth_more_than_every_token_together():
@@ -148,3 +149,33 @@ def test_every_special_character_of_a_prefix_clause_is_escaped(prefix):
             assert char not in '+-!():^[]"{}~*?|&/', (prefix, clause)
             unescaped.append(char)
     assert not escaped and "".join(unescaped) == prefix
+
+
+def _groups(*token_sets: set[str], aliases: tuple[frozenset[str], ...] = ()) -> list[Group]:
+    return [Group(" ".join(sorted(ts)), frozenset(ts), aliases if n == 0 else ()) for n, ts in enumerate(token_sets)]
+
+
+def test_a_scored_retrieve_query_requires_a_group_and_scores_the_coverage():
+    # weight 4 (three caller tokens + 1): the match and the fences are required at weight 0, so the
+    # score is the pack's rank query over the groups' own token sets.
+    groups = _groups({"parser", "bug"}, {"crash"})
+    assert scored_query(groups, None, None) == (
+        '+((+tokens:"bug" +tokens:"parser") (+tokens:"crash"))^0 '
+        + rank_query([["bug", "parser"], ["crash"]], ["bug", "crash", "parser"]))
+    assert scored_query(groups, "p/x", ["task", "epic"]) == (
+        '+((+tokens:"bug" +tokens:"parser") (+tokens:"crash"))^0 +project_id:"p/x"^0 +(kind:("epic" "task"))^0 '
+        + rank_query([["bug", "parser"], ["crash"]], ["bug", "crash", "parser"]))
+    assert scored_query(groups, None, None, "p05").startswith(
+        '+((+tokens:"bug" +tokens:"parser") (+tokens:"crash"))^0 +project_id:p05*^0 (')
+    # a prefix the analyzer would split is filtered by the statement alone
+    assert "project_id" not in scored_query(groups, None, None, "a b")
+
+
+def test_no_scored_retrieve_query_with_an_alias_or_past_lucenes_limits():
+    assert scored_query([], None, None) is None
+    assert scored_query(_groups({"postgres"}, aliases=(frozenset({"pg"}),)), None, None) is None
+    assert scored_query(_groups({"x" * 256}), None, None) is None  # split by the analyzer: no exact score
+    # 2 clauses per token to match and score, 1 per token covered, 1 fence: 3 * 255 + 1 fits, 3 * 256 does not
+    fits = [{f"t{n}"} for n in range((MAX_CLAUSES - 1) // 3)]
+    assert scored_query(_groups(*fits), "p", None) is not None
+    assert scored_query(_groups(*fits, {"one-more"}), "p", None) is None
