@@ -175,7 +175,8 @@ def test_no_scored_retrieve_query_with_an_alias_or_past_lucenes_limits():
     assert scored_query([], None, None) is None
     assert scored_query(_groups({"postgres"}, aliases=(frozenset({"pg"}),)), None, None) is None
     assert scored_query(_groups({"x" * 256}), None, None) is None  # split by the analyzer: no exact score
-    # 2 clauses per token to match and score, 1 per token covered, 1 fence: 3 * 255 + 1 fits, 3 * 256 does not
+    # 2 clauses per single-token group (match, whole term), 1 per token covered, 1 fence: 341 groups take
+    # 3 * 341 + 1 = 1024 clauses and fit, 342 do not
     fits = [{f"t{n}"} for n in range((MAX_CLAUSES - 1) // 3)]
     assert scored_query(_groups(*fits), "p", None) is not None
     assert scored_query(_groups(*fits, {"one-more"}), "p", None) is None
