@@ -9,7 +9,7 @@
 //     group's tokens (at weight 0) and whose score IS that coverage (constant-score clauses,
 //     graphsvc.store.retrieve.scored_query). Nothing here reads a candidate's tokens: at 1M a
 //     stored token list costs more than every other property of the row.
-//   * $arg.queries otherwise: each ORs the request's alternatives, an alternative being one token set
+//   * $arg.queries otherwise (an alias in play, or no exact score to be had): each ORs the request's alternatives, an alternative being one token set
 //     of a group (the caller's term or one of its aliases) whose tokens are all required, and the
 //     match and coverage are counted here from the stored tokens (`all(t IN alt.tokens WHERE t IN
 //     c.tokens)`). Lucene cannot score "any alternative of a group" as one group.
