@@ -7,12 +7,13 @@
 // graphsvc.core.retrieve's key do. It comes one of two ways:
 //   * $arg.query (no alias in the request's groups): ONE Lucene query that requires at least one
 //     group's tokens (at weight 0) and whose score IS that coverage (constant-score clauses,
-//     graphsvc.store.retrieve.scored_query). Nothing here reads a candidate's tokens: at 1M a
-//     stored token list costs more than every other property of the row.
-//   * $arg.queries otherwise (an alias in play, or no exact score to be had): each ORs the request's alternatives, an alternative being one token set
-//     of a group (the caller's term or one of its aliases) whose tokens are all required, and the
-//     match and coverage are counted here from the stored tokens (`all(t IN alt.tokens WHERE t IN
-//     c.tokens)`). Lucene cannot score "any alternative of a group" as one group.
+//     graphsvc.store.retrieve.scored_query). No candidate's token list is read: at 1M, reading and
+//     scanning them was most of the statement's time (bench/RESULTS.md).
+//   * $arg.queries otherwise (an alias in play, or no exact score to be had): each ORs the
+//     request's alternatives, an alternative being one token set of a group (the caller's term or
+//     one of its aliases) whose tokens are all required, and the match and coverage are counted
+//     here from the stored tokens (`all(t IN alt.tokens WHERE t IN c.tokens)`). Lucene cannot
+//     score "any alternative of a group" as one group.
 // Tombstoned capsules never match by text. Each live match gets the first eligibility rule it
 // fails (superseded, expired at $arg.now, archived) or none, from one read of the row's properties.
 // Only the eligible are ranked, and only those that can reach the first $arg.limit are sorted: the
