@@ -5,8 +5,9 @@ aliases taught in the scopes enclosing the fence (graphsvc.store.aliases), and s
 sets, in the form `tokens` stores them (graphsvc.store.maintain.stored_token), to
 `cypher/retrieve/matches.cypher`. That statement finds candidates through the full-text
 `capsule_terms` index, counts exclusions and eligible matches exactly, ranks the eligible ones by a
-coverage score (Lucene's, when no alias is in play: `scored_query`) and ships only the first `limit`. Python names each shipped row's
-matched terms, ranks again with the same key and fills the budget (graphsvc.core.retrieve).
+coverage score (Lucene's, when no alias is in play: `scored_query`) and ships only the first `limit`.
+Python names each shipped row's matched terms, ranks again with the same key and fills the budget
+(graphsvc.core.retrieve).
 Nothing is written: no counter, no log.
 """
 
