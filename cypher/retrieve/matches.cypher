@@ -29,7 +29,7 @@ CALL () {
   CALL db.index.fulltext.queryNodes('capsule_terms', query) YIELD node, score
   RETURN node AS c, toInteger(score) AS score
   UNION ALL
-  UNWIND CASE WHEN $arg.query IS NULL THEN $arg.queries ELSE [] END AS query
+  UNWIND $arg.queries AS query
   CALL db.index.fulltext.queryNodes('capsule_terms', query) YIELD node
   WITH DISTINCT node AS c
   WHERE c.tombstoned_at IS NULL

@@ -135,12 +135,13 @@ def statement_parameters(request: RetrieveInput, groups: list[Group], now: datet
     kinds = sorted(set(request.kinds)) if request.kinds is not None else None
     caller = sorted(frozenset().union(*(g.own for g in groups)))
     every = sorted(frozenset().union(*(tokens for g in groups for tokens in g.token_sets)))
+    scored = scored_query(groups, request.project_id, kinds, request.project_prefix)
     return {
         "now": now, "limit": request.limit, "kinds": kinds,
-        "query": scored_query(groups, request.project_id, kinds, request.project_prefix),
-        "weight": whole_weight(caller),
-        "queries": lucene_queries([a["tokens"] for a in alternatives], request.project_id, kinds,
-                                  request.project_prefix),
+        # One way to the candidates per request: the scored query, else the alternatives' queries.
+        "query": scored, "weight": whole_weight(caller),
+        "queries": [] if scored is not None else lucene_queries([a["tokens"] for a in alternatives],
+                                                                request.project_id, kinds, request.project_prefix),
         "alternatives": alternatives, "caller_tokens": caller, "all_tokens": every,
         "project_id": request.project_id, "project_prefix": request.project_prefix,
         "probe_ids": sorted({term for term in request.terms if _PROBE.fullmatch(term)}),
