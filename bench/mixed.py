@@ -3,14 +3,20 @@
     .venv/bin/python -m bench.mixed [--clients 16] [--seconds 60] [--workers 2] [--wipe | --load N] [--restart-neo4j]
                                     [--idle-agents 0 256] [--rounds 1] [--target new=. --target base=DIR]
                                     [--kill-neo4j-at S | --freeze-neo4j-at S --freeze-for 30]
+                                    [--mix packs | --mix recall]
 
-Each client is a closed loop over one keep-alive connection, picking per request:
+Each client is a closed loop over one keep-alive connection, picking per request (`--mix packs`,
+the default):
   70 %  POST /v1/memory_bootstrap with a random fence (none, project_id, project_prefix, or both),
         0-6 terms (some of them two- or three-word phrases) and a random token_budget (0 ... 100,000)
   20 %  POST /v1/capsules {"items": [1-50 capsules]} (tasks, decisions, constraints, traps, facts)
   10 %  relate (BLOCKS / SUPERSEDES between the client's own capsules), update (a task done, a tier),
         tombstone
-so the store grows while it is read (from empty with `--wipe`). `--restart-neo4j` restarts the local
+so the store grows while it is read (from empty with `--wipe`). `--mix recall` is the loop of agents
+that also recall (SPEC §8-§9): of the 70 % reads, 40 points are packs as above, 20 are
+POST /v1/memory_retrieve (a random fence, 1-4 terms, some of them phrases, sometimes kinds, a limit
+or a token_budget) and 10 are POST /v1/memory_digest (a project or a prefix, sometimes `newest`); the
+writes are as above. `--restart-neo4j` restarts the local
 `bench` Neo4j before the run (a fresh JVM: no plan cached), and the service is started after it.
 `--load N` starts from a store of N capsules of bench.dataset instead (loaded and migrated before the
 restart, so the service still meets a Neo4j just started).
@@ -92,18 +98,58 @@ def capsule(rng: random.Random, words: list[str], project: str) -> dict[str, Any
             "content": " ".join(rng.choice(words) for _ in range(rng.randint(10, 60)))}
 
 
-def pick(rng: random.Random, words: list[str], own: Own) -> tuple[str, str, str, Any]:
+#: The reads' shares of `--mix recall`, of the 70 % of requests that read (retrieve, digest; the rest packs).
+RECALL_READS = (("retrieve", 2 / 7), ("digest", 1 / 7))
+MIXES = ("packs", "recall")
+
+
+def fence(rng: random.Random) -> dict[str, str]:
+    """A random fence: none, a project_id, a project_prefix, or both (the id inside the prefix)."""
+    project = rng.choice(dataset.SUBPROJECTS)
+    which = rng.randrange(4)
+    body: dict[str, str] = {}
+    if which in (1, 3):
+        body["project_id"] = project
+    if which in (2, 3):
+        body["project_prefix"] = project.split("/")[0]
+    return body
+
+
+def phrases(rng: random.Random, words: list[str], low: int, high: int) -> list[str]:
+    """low..high terms, most of one word, some two- or three-word phrases."""
+    return [" ".join(rng.sample(words, rng.choice((1, 1, 1, 2, 3)))) for _ in range(rng.randint(low, high))]
+
+
+def recall_read(rng: random.Random, words: list[str]) -> tuple[str, str, str, Any] | None:
+    """A retrieve or a digest for `--mix recall`, or None for a pack."""
+    roll = rng.random()
+    if roll < RECALL_READS[0][1]:
+        body: dict[str, Any] = {**fence(rng), "terms": phrases(rng, words, 1, 4)}
+        if rng.random() < 0.3:
+            body["kinds"] = rng.sample(sorted(set(KINDS)), rng.randint(1, 3))
+        if rng.random() < 0.5:
+            body["limit"] = rng.randint(1, 50)
+        if rng.random() < 0.3:
+            body["token_budget"] = rng.randint(0, 20_000)
+        return "retrieve", "POST", "/v1/memory_retrieve", body
+    if roll < RECALL_READS[0][1] + RECALL_READS[1][1]:
+        project = rng.choice(dataset.SUBPROJECTS)
+        body = {"project_id": project} if rng.random() < 0.5 else {"project_prefix": project.split("/")[0]}
+        if rng.random() < 0.5:
+            body["newest"] = rng.randint(0, 20)
+        return "digest", "POST", "/v1/memory_digest", body
+    return None
+
+
+def pick(rng: random.Random, words: list[str], own: Own, mix: str = "packs") -> tuple[str, str, str, Any]:
     """(route, method, path, body) of one request of the mix."""
     roll = rng.random()
     if roll < 0.7 or (roll >= 0.9 and len(own.tasks) + len(own.others) < 4):
-        project = rng.choice(dataset.SUBPROJECTS)
-        fence = rng.randrange(4)
-        body: dict[str, Any] = {}
-        if fence in (1, 3):
-            body["project_id"] = project
-        if fence in (2, 3):
-            body["project_prefix"] = project.split("/")[0]
-        terms = [" ".join(rng.sample(words, rng.choice((1, 1, 1, 2, 3)))) for _ in range(rng.randint(0, 6))]
+        recall = recall_read(rng, words) if mix == "recall" else None
+        if recall is not None:
+            return recall
+        body: dict[str, Any] = fence(rng)
+        terms = phrases(rng, words, 0, 6)
         if terms:
             body["terms"] = terms
         if rng.random() < 0.8:
@@ -127,13 +173,14 @@ def pick(rng: random.Random, words: list[str], own: Own) -> tuple[str, str, str,
     return "tombstone", "POST", "/v1/capsules/tombstone", {"ids": [victim]}
 
 
-async def client(port: int, seed: int, words: list[str], stop_at: float, tally: Tally, started: float) -> None:
+async def client(port: int, seed: int, words: list[str], stop_at: float, tally: Tally, started: float,
+                 mix: str = "packs") -> None:
     rng = random.Random(seed)
     conn = Connection(port)
     own = Own()
     try:
         while time.perf_counter() < stop_at:
-            route, method, path, body = pick(rng, words, own)
+            route, method, path, body = pick(rng, words, own, mix)
             began = time.perf_counter()
             status, data, took = await conn.timed(method, path, body)
             tally.answers.append((time.perf_counter(), 200 <= status < 300))
@@ -370,7 +417,8 @@ def freeze_report(marks: dict[str, float], tally: Tally, probes: list[tuple[floa
 
 
 def run_cell(service: Service, clients: int, seconds: float, idle: int, words: list[str], seed: int,
-             kill_at: float | None = None, freeze_at: float | None = None, freeze_for: float = 30.0) -> dict[str, Any]:
+             kill_at: float | None = None, freeze_at: float | None = None, freeze_for: float = 30.0,
+             mix: str = "packs") -> dict[str, Any]:
     tally = Tally()
     seen: dict[str, int] = {}
     restarted: dict[str, float] = {}
@@ -394,7 +442,7 @@ def run_cell(service: Service, clients: int, seconds: float, idle: int, words: l
             faults += [freeze_and_thaw(freeze_at, freeze_for, frozen),
                        probe_healthz(service.port, started + seconds, probes),
                        sample_threads(service.proc.pid, started + seconds, threads)]
-        await asyncio.gather(*[client(service.port, seed * 1000 + c, words, started + seconds, tally, started)
+        await asyncio.gather(*[client(service.port, seed * 1000 + c, words, started + seconds, tally, started, mix)
                                for c in range(clients)], *faults)
         elapsed = time.perf_counter() - started
         cpu.update(meter[0].report(tally.ok + sum(tally.non_2xx.values())))
@@ -419,7 +467,7 @@ def run_cell(service: Service, clients: int, seconds: float, idle: int, words: l
                        1 for began, _end, status, _ in tally.calls if began - bolt >= 10 and not 200 <= status < 300),
                    "non_2xx_from_10s_after_bolt_by_kind": late(tally.failures, bolt + 10)}
     return {
-        "target": service.name, "clients": clients, "idle_agents": idle, "seconds": round(elapsed, 1),
+        "target": service.name, "mix": mix, "clients": clients, "idle_agents": idle, "seconds": round(elapsed, 1),
         "requests_per_s": round(tally.ok / elapsed, 1), "requests": tally.ok + failed,
         "non_2xx": failed, "non_2xx_share": round(failed / max(1, tally.ok + failed), 4),
         "non_2xx_by_route": tally.non_2xx,
@@ -448,6 +496,8 @@ def main() -> None:
     parser.add_argument("--freeze-neo4j-at", type=float, default=None,
                         help="seconds into each cell to SIGSTOP the Neo4j JVM (SIGCONT after --freeze-for)")
     parser.add_argument("--freeze-for", type=float, default=30.0, help="seconds the Neo4j JVM stays stopped")
+    parser.add_argument("--mix", choices=MIXES, default="packs",
+                        help="packs: the reads are all packs; recall: packs, retrieves and digests")
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args()
     if args.kill_neo4j_at is not None and args.freeze_neo4j_at is not None:
@@ -489,7 +539,7 @@ def main() -> None:
                 for idle in args.idle_agents:
                     cell = run_cell(service, args.clients, args.seconds, idle, words, seed=round_ * 7 + idle,
                                     kill_at=args.kill_neo4j_at, freeze_at=args.freeze_neo4j_at,
-                                    freeze_for=args.freeze_for)
+                                    freeze_for=args.freeze_for, mix=args.mix)
                     cell.update(round=round_, ready_s=round(ready_s, 1))
                     results.append(cell)
                     routes = "  ".join(f"{r} p50/p95/p99 {v['p50_ms']}/{v['p95_ms']}/{v['p99_ms']}"
