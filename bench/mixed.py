@@ -16,7 +16,10 @@ so the store grows while it is read (from empty with `--wipe`). `--mix recall` i
 that also recall (SPEC §8-§9): of the 70 % reads, 40 points are packs as above, 20 are
 POST /v1/memory_retrieve (a random fence, 1-4 terms, some of them phrases, sometimes kinds, a limit
 or a token_budget) and 10 are POST /v1/memory_digest (a project or a prefix, sometimes `newest`); the
-writes are as above. `--restart-neo4j` restarts the local
+writes are as above; and 4 % of all requests are sessions (SPEC §11): each client, as agent
+`bench-agent-<n>`, starts one in a random project (POST /v1/sessions, answered with the digest) or
+finishes its open one with a handoff (POST /v1/sessions/{id}/finish), which supersedes its previous
+handoff in that project. `--restart-neo4j` restarts the local
 `bench` Neo4j before the run (a fresh JVM: no plan cached), and the service is started after it.
 `--load N` starts from a store of N capsules of bench.dataset instead (loaded and migrated before the
 restart, so the service still meets a Neo4j just started).
@@ -90,6 +93,9 @@ class Own:
 
     tasks: list[str] = field(default_factory=list)
     others: list[str] = field(default_factory=list)
+    #: `--mix recall`: the client's open session (SPEC §11), if any
+    session: str | None = None
+    agent: str = "bench-agent"
 
 
 def capsule(rng: random.Random, words: list[str], project: str) -> dict[str, Any]:
@@ -100,6 +106,8 @@ def capsule(rng: random.Random, words: list[str], project: str) -> dict[str, Any
 
 #: The reads' shares of `--mix recall`, of the 70 % of requests that read (retrieve, digest; the rest packs).
 RECALL_READS = (("retrieve", 2 / 7), ("digest", 1 / 7))
+#: `--mix recall`: the share of requests that end the client's session with a handoff, or start one.
+SESSION_SHARE = 0.04
 MIXES = ("packs", "recall")
 
 
@@ -141,8 +149,19 @@ def recall_read(rng: random.Random, words: list[str]) -> tuple[str, str, str, An
     return None
 
 
+def session_step(rng: random.Random, words: list[str], own: Own) -> tuple[str, str, str, Any]:
+    """Finish the open session with a handoff, or start one in a random project (its digest comes back)."""
+    if own.session is not None:
+        body = {"handoff": " ".join(rng.choice(words) for _ in range(rng.randint(10, 40))),
+                "next_steps": [" ".join(rng.sample(words, 4)) for _ in range(rng.randint(0, 3))]}
+        return "session_finish", "POST", f"/v1/sessions/{own.session}/finish", body
+    return "session_start", "POST", "/v1/sessions", {"agent": own.agent, "project_id": rng.choice(dataset.SUBPROJECTS)}
+
+
 def pick(rng: random.Random, words: list[str], own: Own, mix: str = "packs") -> tuple[str, str, str, Any]:
     """(route, method, path, body) of one request of the mix."""
+    if mix == "recall" and rng.random() < SESSION_SHARE:
+        return session_step(rng, words, own)
     roll = rng.random()
     if roll < 0.7 or (roll >= 0.9 and len(own.tasks) + len(own.others) < 4):
         recall = recall_read(rng, words) if mix == "recall" else None
@@ -177,7 +196,7 @@ async def client(port: int, seed: int, words: list[str], stop_at: float, tally: 
                  mix: str = "packs") -> None:
     rng = random.Random(seed)
     conn = Connection(port)
-    own = Own()
+    own = Own(agent=f"bench-agent-{seed}")
     try:
         while time.perf_counter() < stop_at:
             route, method, path, body = pick(rng, words, own, mix)
@@ -190,12 +209,18 @@ async def client(port: int, seed: int, words: list[str], stop_at: float, tally: 
                 tally.ms.setdefault(route, []).append(took)
                 if tally.first_ok is None:
                     tally.first_ok = time.perf_counter() - started
+                if route == "session_start":
+                    own.session = json.loads(data)["session_id"]
+                if route == "session_finish":
+                    own.session = None
                 if route == "ingest":
                     items = body["items"]
                     for item, cap in zip(items, json.loads(data)["ids"]):
                         (own.tasks if item["kind"] == "task" else own.others).append(cap)
             else:
                 tally.non_2xx[route] = tally.non_2xx.get(route, 0) + 1
+                if route == "session_finish":  # never finish it again with another body (a 409)
+                    own.session = None
                 tally.failures.append((time.perf_counter(), f"{route} {status} {error_code(data)}"))
                 if len(tally.samples) < 5:
                     tally.samples.append(f"{route} {status} {data[:160]!r}")
