@@ -19,8 +19,10 @@ or a token_budget) and 10 are POST /v1/memory_digest (a project or a prefix, som
 writes are as above; and 4 % of all requests are sessions (SPEC §11): each client, as agent
 `bench-agent-<n>`, starts one in a random project (POST /v1/sessions, answered with the digest) or
 finishes its open one with a handoff (POST /v1/sessions/{id}/finish), which supersedes its previous
-handoff in that project. `--restart-neo4j` restarts the local
-`bench` Neo4j before the run (a fresh JVM: no plan cached), and the service is started after it.
+handoff in that project.
+
+`--restart-neo4j` restarts the local `bench` Neo4j before the run (a fresh JVM: no plan cached), and
+the service is started after it.
 `--load N` starts from a store of N capsules of bench.dataset instead (loaded and migrated before the
 restart, so the service still meets a Neo4j just started).
 
