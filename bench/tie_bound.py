@@ -48,8 +48,8 @@ def tie_capped(text: str) -> str:
 def pack_ms(db: Database, head: str, sections: str, params: dict[str, Any], samples: int) -> float:
     """Median wall time of `samples` packs (head, then the section statement's runs) after 5 untimed ones."""
     def read(tx: Any) -> None:
-        fence_projects = tx.run(head, {ARGUMENTS: params}).single()["fence_projects"]
-        for arguments in section_runs(params, fence_projects):
+        row = tx.run(head, {ARGUMENTS: params}).single().data()
+        for arguments in section_runs(params, row):
             tx.run(sections, {ARGUMENTS: arguments}).consume()
 
     timings = []

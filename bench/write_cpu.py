@@ -132,8 +132,8 @@ def profile_pack(db: Database, terms: list[str]) -> dict[str, int]:
     params = statement_parameters(BootstrapRequest(terms=terms), NOW)
     head, sections = pack_statements(None, None)
     runs = [(head, params)]
-    fence = db._driver.execute_query(cypher.load(head), statement_arguments(head, params)).records[0]["fence_projects"]
-    runs += [(sections, arguments) for arguments in section_runs(params, fence)]
+    row = db._driver.execute_query(cypher.load(head), statement_arguments(head, params)).records[0].data()
+    runs += [(sections, arguments) for arguments in section_runs(params, row)]
     hits = {}
     for number, (name, arguments) in enumerate(runs):
         summary = db._driver.execute_query("PROFILE " + cypher.load(name), statement_arguments(name, arguments)).summary

@@ -26,7 +26,10 @@
 // "floor" is the truncated updated_at of the k-th freshest live row before $arg.now, read in order
 // from the (counted, project_id, updated_at) index, k rows from each of the fence's projects, and
 // the rows from the floor on (all rows updated at/after $arg.now rank as $arg.now, so they are in)
-// hold that top k with its boundary ties whole.
+// hold that top k with its boundary ties whole. A section whose live rows in the fence are no more
+// than k (`s.all_rows`, from the head's totals) skips the floor and reads them all from the oldest
+// on (every stored updated_at is a Python datetime: year 1 or later): seeking the floor would visit
+// each of them only to find the oldest.
 // With terms, rows holding a term token rank above those. $arg.rank_query is a Lucene query over the
 // full-text `capsule_terms` index whose score IS that coverage (constant-score clauses,
 // graphsvc.store.bootstrap.rank_query); here it also requires one of the fence's project ids and
@@ -42,9 +45,10 @@
 // the full key.
 //
 // Parameters:
-//   $arg.sections                     [{name, counted, kinds, live, cap}]: kinds = the Lucene clause naming
+//   $arg.sections                     [{name, counted, kinds, live, cap, all_rows}]: kinds = the Lucene clause naming
 //                                     the section's kinds (graphsvc.store.bootstrap.kind_clause), live = expired rows drop out,
-//                                     cap = the rows the section can show (null: the budget alone bounds them)
+//                                     cap = the rows the section can show (null: the budget alone bounds them),
+//                                     all_rows = $arg.top covers every live row of the section (graphsvc.store.bootstrap.section_runs)
 //   $arg.top                          rows each section reads and ranks (the LIMIT of this run)
 //   $arg.fence_projects               the fence's projects holding listed capsules (bootstrap/head.cypher)
 //   $arg.projects_per_query           the most project ids one fenced full-text query names
@@ -87,7 +91,7 @@ CALL (s, fence_projects, fence_clauses) {
   }
   // The floor: from each of the fence's projects its k freshest live rows.
   CALL (s, fence_projects, full) {
-    UNWIND CASE WHEN full THEN [] ELSE fence_projects END AS p
+    UNWIND CASE WHEN full OR s.all_rows THEN [] ELSE fence_projects END AS p
     CALL (s, p) {
       MATCH (c:Capsule) USING INDEX SEEK c:Capsule(counted, project_id, updated_at)
       WHERE c.counted = s.counted AND c.project_id = p AND c.updated_at < $arg.now AND (NOT s.live OR c.valid_to IS NULL OR c.valid_to > $arg.now)
@@ -101,7 +105,7 @@ CALL (s, fence_projects, fence_clauses) {
   CALL (s, fence_projects, fence_clauses, floor, cut, full) {
     UNWIND CASE WHEN full THEN [] ELSE fence_projects END AS p
     MATCH (c:Capsule) USING INDEX SEEK c:Capsule(counted, project_id, updated_at)
-    WHERE c.counted = s.counted AND c.project_id = p AND c.updated_at >= coalesce(floor, $arg.now) AND (NOT s.live OR c.valid_to IS NULL OR c.valid_to > $arg.now)
+    WHERE c.counted = s.counted AND c.project_id = p AND c.updated_at >= coalesce(floor, CASE WHEN s.all_rows THEN datetime('0001-01-01T00:00:00Z') ELSE $arg.now END) AND (NOT s.live OR c.valid_to IS NULL OR c.valid_to > $arg.now)
       AND (c.lease_until IS NULL OR c.lease_until <= $arg.now)
     RETURN c, 0.0 AS score
     UNION ALL

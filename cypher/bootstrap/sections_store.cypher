@@ -3,7 +3,7 @@
 // bootstrap/sections_fenced.cypher (its header says how and why), run the same two ways (constraints;
 // then ready, decisions and traps), but read from the store-wide indexes: the floor from the
 // Capsule(counted, updated_at) index, the cut from the full-text index without project clauses (the
-// section's kind clause only).
+// section's kind clause only). A section marked `all_rows` skips the floor, as there.
 //
 // Rows under a live lease (SPEC §12) are skipped, as in bootstrap/sections_fenced.cypher.
 // Parameters: those of bootstrap/sections_fenced.cypher, without $arg.fence_projects and
@@ -19,7 +19,7 @@ CALL (s) {
     RETURN min(score) AS cut, count(score) = $arg.top AS full
   }
   CALL (s, full) {
-    UNWIND CASE WHEN full THEN [] ELSE [true] END AS decay_needed
+    UNWIND CASE WHEN full OR s.all_rows THEN [] ELSE [true] END AS decay_needed
     CALL (s) {
       MATCH (c:Capsule) USING INDEX SEEK c:Capsule(counted, updated_at)
       WHERE c.counted = s.counted AND c.updated_at < $arg.now AND (NOT s.live OR c.valid_to IS NULL OR c.valid_to > $arg.now)
@@ -32,7 +32,7 @@ CALL (s) {
   CALL (s, floor, cut, full) {
     UNWIND CASE WHEN full THEN [] ELSE [true] END AS decay_needed
     MATCH (c:Capsule) USING INDEX SEEK c:Capsule(counted, updated_at)
-    WHERE c.counted = s.counted AND c.updated_at >= coalesce(floor, $arg.now) AND (NOT s.live OR c.valid_to IS NULL OR c.valid_to > $arg.now)
+    WHERE c.counted = s.counted AND c.updated_at >= coalesce(floor, CASE WHEN s.all_rows THEN datetime('0001-01-01T00:00:00Z') ELSE $arg.now END) AND (NOT s.live OR c.valid_to IS NULL OR c.valid_to > $arg.now)
       AND (c.lease_until IS NULL OR c.lease_until <= $arg.now)
     RETURN c, 0.0 AS score
     UNION ALL

@@ -329,15 +329,32 @@ def statement_parameters(request: BootstrapRequest, now: datetime,
     }
 
 
-def section_runs(params: dict[str, Any], fence_projects: list[str]) -> list[dict[str, Any]]:
-    """The section statement's two runs: the constraints, bounded by the budget; then the capped
-    sections, each read to the largest cap (Cypher's LIMIT cannot name the section) and sliced to its own."""
-    shared = {**params, "fence_projects": fence_projects}
+def section_runs(params: dict[str, Any], head: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The section statement's two runs after the `head` row: the constraints, bounded by the budget;
+    then the capped sections, each read to the largest cap (Cypher's LIMIT cannot name the section)
+    and sliced to its own.
+
+    A section whose live rows in the fence (the head's `<name>_total`) number no more than the run
+    reads is marked `all_rows`: the statement then reads its rows without first seeking the floor
+    of its k freshest, a pass that would visit every one of them only to find the oldest (a large
+    budget over a small store, a project with few traps). Reading every row is never wrong, only
+    slower, so a total that a concurrent write has since outgrown costs time, not correctness."""
+    shared = {**params, "fence_projects": head["fence_projects"]}
+
+    def marked(sections: Iterable[dict[str, Any]], top: int) -> list[dict[str, Any]]:
+        return [{**section, "all_rows": head[f"{section['name']}_total"] <= top} for section in sections]
+
+    top_capped = max(s["cap"] for s in CAPPED_SECTIONS)
     return [
-        {**shared, "sections": [CONSTRAINTS], "top": params["top_constraints"]},
-        {**shared, "sections": list(CAPPED_SECTIONS), "top": max(s["cap"] for s in CAPPED_SECTIONS),
-         "budget_chars": MAX_LIMIT},
+        {**shared, "sections": marked([CONSTRAINTS], params["top_constraints"]), "top": params["top_constraints"]},
+        {**shared, "sections": marked(CAPPED_SECTIONS, top_capped), "top": top_capped, "budget_chars": MAX_LIMIT},
     ]
+
+
+def unread_head(fence_projects: list[str]) -> dict[str, Any]:
+    """A head row for section runs made without reading the head (the warm-up, plan checks): its
+    totals unknown, so no section is read whole."""
+    return {"fence_projects": fence_projects, **{f"{section['name']}_total": MAX_LIMIT for section in SECTIONS}}
 
 
 def read_sections(tx: Any, request: BootstrapRequest, params: dict[str, Any]) -> dict[str, Any]:
@@ -348,7 +365,7 @@ def read_sections(tx: Any, request: BootstrapRequest, params: dict[str, Any]) ->
     sections: dict[str, Any] = {section["name"]: [] for section in SECTIONS}
     # No project of the fence lists a capsule: every section is empty, nothing to read.
     if row["fence_projects"]:
-        for arguments in section_runs(params, row["fence_projects"]):
+        for arguments in section_runs(params, row):
             sections.update((record["section"], record["rows"]) for record in run(tx, section_statement, **arguments))
     return {**row, **sections}
 
@@ -368,7 +385,8 @@ def read_ready(tx: Any, request: BootstrapRequest, params: dict[str, Any],
                                            params["scope"] and tuple(params["scope"]))
     sections: dict[str, Any] = {section["name"]: [] for section in SECTIONS}
     if row["fence_projects"]:
-        arguments = {**section_runs(params, row["fence_projects"])[1], "sections": [CAPPED_SECTIONS[0]]}
+        capped = section_runs(params, row)[1]
+        arguments = {**capped, "sections": [s for s in capped["sections"] if s["name"] == "ready"]}
         sections.update((record["section"], record["rows"]) for record in run(tx, section_statement, **arguments))
     return {**row, **sections}
 

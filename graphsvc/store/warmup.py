@@ -128,14 +128,14 @@ def _pack_reads() -> list[tuple[str, dict[str, Any]]]:
     fenced and a whole-store one: after a claim's first write (a taken candidate, an idempotency
     key) they are planned for a changed transaction, a plan `GraphService.warm` does not make."""
     from graphsvc.models import BootstrapRequest
-    from graphsvc.store.bootstrap import section_runs, statement_parameters
+    from graphsvc.store.bootstrap import section_runs, statement_parameters, unread_head
 
     reads: list[tuple[str, dict[str, Any]]] = []
     for fence, sections in (({"project_id": _NOWHERE}, "bootstrap/sections_fenced"), ({}, "bootstrap/sections_store")):
         params = statement_parameters(BootstrapRequest(token_budget=0, terms=["warm"], agent="graphsvc-warm-up",
                                                        **fence), _NOW)
         reads.append(("bootstrap/head", params))
-        reads.append((sections, section_runs(params, [_NOWHERE])[1]))
+        reads.append((sections, section_runs(params, unread_head([_NOWHERE]))[1]))
     return reads
 
 

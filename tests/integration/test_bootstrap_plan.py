@@ -14,7 +14,7 @@ from typing import Any, Iterator
 
 from graphsvc.store import cypher
 from graphsvc.models import BootstrapRequest
-from graphsvc.store.bootstrap import pack_statements, section_runs, statement_parameters
+from graphsvc.store.bootstrap import pack_statements, section_runs, statement_parameters, unread_head
 from graphsvc.store.db import statement_arguments
 from graphsvc.store.warmup import STATEMENTS
 
@@ -37,7 +37,7 @@ def explain(db, scope: tuple[str, ...] | None = None, **fence: Any) -> list[tupl
     params = statement_parameters(BootstrapRequest(terms=["parser"], **fence), NOW, scope)
     plan = []
     for statement, arguments in zip(pack_statements(params["project_id"], params["project_prefix"], scope),
-                                    (params, section_runs(params, ["nott"])[0])):
+                                    (params, section_runs(params, unread_head(["nott"]))[0])):
         summary = db._driver.execute_query("EXPLAIN " + cypher.load(statement),
                                            statement_arguments(statement, arguments)).summary
         plan.extend(operators(summary.plan))
