@@ -106,8 +106,8 @@ def capsule(rng: random.Random, words: list[str], project: str) -> dict[str, Any
             "content": " ".join(rng.choice(words) for _ in range(rng.randint(10, 60)))}
 
 
-#: The reads' shares of `--mix recall`, of the 70 % of requests that read (retrieve, digest; the rest packs).
-RECALL_READS = (("retrieve", 2 / 7), ("digest", 1 / 7))
+#: `--mix recall`: the shares of retrieves and digests among the 70 % of requests that read (the rest are packs).
+RETRIEVE_SHARE, DIGEST_SHARE = 2 / 7, 1 / 7
 #: `--mix recall`: the share of requests that end the client's session with a handoff, or start one.
 SESSION_SHARE = 0.04
 MIXES = ("packs", "recall")
@@ -133,7 +133,7 @@ def phrases(rng: random.Random, words: list[str], low: int, high: int) -> list[s
 def recall_read(rng: random.Random, words: list[str]) -> tuple[str, str, str, Any] | None:
     """A retrieve or a digest for `--mix recall`, or None for a pack."""
     roll = rng.random()
-    if roll < RECALL_READS[0][1]:
+    if roll < RETRIEVE_SHARE:
         body: dict[str, Any] = {**fence(rng), "terms": phrases(rng, words, 1, 4)}
         if rng.random() < 0.3:
             body["kinds"] = rng.sample(sorted(set(KINDS)), rng.randint(1, 3))
@@ -142,7 +142,7 @@ def recall_read(rng: random.Random, words: list[str]) -> tuple[str, str, str, An
         if rng.random() < 0.3:
             body["token_budget"] = rng.randint(0, 20_000)
         return "retrieve", "POST", "/v1/memory_retrieve", body
-    if roll < RECALL_READS[0][1] + RECALL_READS[1][1]:
+    if roll < RETRIEVE_SHARE + DIGEST_SHARE:
         project = rng.choice(dataset.SUBPROJECTS)
         body = {"project_id": project} if rng.random() < 0.5 else {"project_prefix": project.split("/")[0]}
         if rng.random() < 0.5:
