@@ -225,7 +225,7 @@ class Service:
 
     def __enter__(self) -> "Service":
         env = dict(os.environ, PYTHONPATH=str(Path(self.source).resolve()), GRAPHSVC_PORT=str(self.port),
-                   GRAPHSVC_LOG_LEVEL="warning")
+                   GRAPHSVC_LOG_LEVEL=os.environ.get("BENCH_SERVICE_LOG_LEVEL", "warning"))
         env.update(self.extra_env)  # a target may set PYTHONPATH itself (e.g. an extra package dir)
         env.pop("GRAPHSVC_API_TOKEN", None)
         self.log = open(f"/tmp/graphsvc-bench-{self.name}-{self.port}.log", "wb")

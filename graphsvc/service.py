@@ -24,7 +24,7 @@ from graphsvc.core.watch_scope import WatchScope
 from graphsvc.core.apikeys import KEY_ID
 from graphsvc.keyring import KeyRing
 from graphsvc.request_context import call_deadline
-from graphsvc.store.db import Database
+from graphsvc.store.db import MAINTENANCE_TIMEOUT, Database
 from graphsvc.store.idempotency import DEFAULT_TTL, IdempotencyKey, Replayed, Wrap, check, guard, purge_expired
 from graphsvc.errors import BadRequest, Conflict, Forbidden, InvalidInput, Unavailable
 from graphsvc.models import (
@@ -55,6 +55,22 @@ WARM_REQUESTS: tuple[dict[str, Any], ...] = (
 #: beside the packs'.
 WARM_RETRIEVE: dict[str, Any] = {"terms": ["graphsvc-warm"], "token_budget": 0}
 WARM_DIGEST: dict[str, Any] = {"project_id": "graphsvc-warm", "token_budget": 0}
+
+#: The warm-up's units of plans in two chains made side by side, most wanted first (packs are most
+#: of what agents send). The fenced pack plans the head both packs run and the digest reads through,
+#: so the whole-store pack waits for it, and the digest comes after it in its chain. The write
+#: units are made by a warm-up with `writes` only.
+WARM_CHAINS: tuple[tuple[str, ...], ...] = (
+    ("pack-fenced", "digest", "writes-clean"),
+    ("retrieve", "pack-store", "writes-changed"),
+)
+#: What each route waits for while a warm-up runs: the units whose plans its statements use.
+WARM_GATES: dict[str, frozenset[str]] = {
+    "pack": frozenset({"pack-fenced", "pack-store"}),
+    "retrieve": frozenset({"retrieve"}),
+    "digest": frozenset({"pack-fenced", "digest"}),
+    "writes": frozenset({"writes-clean", "writes-changed"}),
+}
 
 #: What an update by the operator (auth off, the CLI) records: no writer, so the previous key's
 #: `written_by` does not outlive the version it wrote.
@@ -109,12 +125,11 @@ class GraphService:
         self._schema_applied = False
         self._schema_lock = threading.Lock()
         self._plans_warm = False  # set by `warm`; `ready` waits for it
-        #: Cleared while `warm` plans the reads (a re-warm lets reads through once they are planned).
-        self._reads_planned = threading.Event()
-        self._reads_planned.set()
-        #: Cleared while a warm-up with `writes` makes the write statements' plans (`warm`).
-        self._writes_planned = threading.Event()
-        self._writes_planned.set()
+        #: Per WARM_GATES: cleared while `warm` makes the plans that gate's calls run (a re-warm lets
+        #: each route through once its own plans are in).
+        self._planned = {gate: threading.Event() for gate in WARM_GATES}
+        for planned in self._planned.values():
+            planned.set()
         self._warming_writes = False  # a warm-up with `writes` runs (the writes wait for `_writes_planned`)
         #: What the background start-up (`start_in_background`) waits for; None when none is running.
         self._starting: str | None = None
@@ -135,14 +150,22 @@ class GraphService:
         return self.db.request_bound
 
     def warm(self, writes: bool = False) -> None:
-        """Plan the pack statements now (seconds each on a cold Neo4j), not on an agent's call; with
+        """Plan the read statements now (seconds each on a cold Neo4j), not on an agent's call; with
         `writes`, every write statement as well (start-up does that in `ensure_schema`).
 
-        The statements are planned side by side: Neo4j plans them on its own cores, so a start-up or
-        a reconnect pays about the slowest plan rather than their sum."""
+        The plans are made in units, most wanted first, two at a time (WARM_CHAINS): on a freshly
+        started Neo4j every compile is slow, and all of them at once end together, late. A route
+        waits only for the units it runs (WARM_GATES): packs pass once the pack plans are in, while
+        the write plans are still being made. Other workers warming at the same moment add little:
+        four sessions that miss one plan at once cost Neo4j 15-35 % more CPU than one, not four times."""
         from graphsvc.store.warmup import warm_claim_pack_reads, warm_write_plans
 
-        def plan(read: Callable[[dict[str, Any]], Any], request: dict[str, Any]) -> None:
+        began = time.monotonic()
+        done_at: dict[str, float] = {}
+        finished = threading.Lock()
+        fenced_pack = threading.Event()  # the whole-store pack reuses the fenced one's head plan
+
+        def plan_read(read: Callable[[dict[str, Any]], Any], request: dict[str, Any]) -> None:
             token = _warming_call.set(True)
             try:
                 with self.db.longer_timeout():
@@ -150,29 +173,53 @@ class GraphService:
             finally:
                 _warming_call.reset(token)
 
-        reads = ([(self.bootstrap, request) for request in WARM_REQUESTS]
-                 + [(self.retrieve, WARM_RETRIEVE), (self.digest, WARM_DIGEST)])
-        self._reads_planned.clear()
+        def whole_store_pack() -> None:
+            fenced_pack.wait(MAINTENANCE_TIMEOUT)
+            plan_read(self.bootstrap, WARM_REQUESTS[0])
+
+        work: dict[str, Callable[[], None]] = {
+            "pack-fenced": lambda: plan_read(self.bootstrap, WARM_REQUESTS[1]),
+            "pack-store": whole_store_pack,
+            "retrieve": lambda: plan_read(self.retrieve, WARM_RETRIEVE),
+            "digest": lambda: plan_read(self.digest, WARM_DIGEST),
+            "writes-clean": lambda: warm_write_plans(self.db, False),
+            "writes-changed": lambda: warm_write_plans(self.db, True),
+        }
+        units = {unit for chain in WARM_CHAINS for unit in chain if writes or not unit.startswith("writes-")}
+        gates = {gate: needs & units for gate, needs in WARM_GATES.items() if needs & units}
+
+        def run_chain(chain: tuple[str, ...]) -> None:
+            for unit in chain:
+                if unit not in units:
+                    continue
+                try:
+                    work[unit]()
+                finally:
+                    if unit == "pack-fenced":
+                        fenced_pack.set()
+                with finished:
+                    done_at[unit] = time.monotonic() - began
+                    for gate, needs in gates.items():
+                        if needs <= done_at.keys():
+                            self._planned[gate].set()
+
+        for gate in gates:
+            self._planned[gate].clear()
         if writes:
-            self._writes_planned.clear()
             self._warming_writes = True
         try:
-            with ThreadPoolExecutor(max_workers=len(reads) + 2, thread_name_prefix="graphsvc-warm") as pool:
-                planning_writes = [pool.submit(warm_write_plans, self.db, variant) for variant in (False, True)
-                                   ] if writes else []
-                for planning in planning_writes:  # the writes go through once both are in, reads or not
-                    planning.add_done_callback(
-                        lambda _: all(w.done() for w in planning_writes) and self._writes_planned.set())
-                for done in [pool.submit(plan, read, request) for read, request in reads]:
-                    done.result()
-                self._reads_planned.set()
-                for done in planning_writes:
-                    done.result()
-                if writes:  # after the writes are let through: only a keyed claim needs these
-                    warm_claim_pack_reads(self.db)
+            with ThreadPoolExecutor(max_workers=len(WARM_CHAINS), thread_name_prefix="graphsvc-warm") as pool:
+                for chain in [pool.submit(run_chain, chain) for chain in WARM_CHAINS]:
+                    chain.result()
+            # When each unit's plans were in (s from the start): what an operator reads to see how
+            # long a start or a Neo4j restart kept calls waiting, and which.
+            log.info("query plans warm after %.1f s (%s)", time.monotonic() - began,
+                     ", ".join(f"{unit} {seconds:.1f} s" for unit, seconds in sorted(done_at.items(), key=lambda i: i[1])))
+            if writes:  # after the writes are let through: only a keyed claim needs these
+                warm_claim_pack_reads(self.db)
         finally:
-            self._reads_planned.set()
-            self._writes_planned.set()
+            for gate in gates:
+                self._planned[gate].set()
             if writes:
                 self._warming_writes = False
         self._plans_warm = True
@@ -293,7 +340,7 @@ class GraphService:
         """True when nothing is waited for (`waiting_for`)."""
         return self.waiting_for() is None
 
-    def _refuse_while_warming(self, reads: bool = False) -> None:
+    def _refuse_while_warming(self, gate: str = "writes") -> None:
         """After a reconnect every call would wait for the cold plans its statements need, each cut off
         by the query timeout while they crowd a server that is compiling; one warm-up compiles them
         instead. A call that arrives meanwhile waits for it without touching Neo4j, keeping
@@ -303,12 +350,12 @@ class GraphService:
             return
         deadline = call_deadline.get()
         left = (deadline - time.monotonic()) if deadline is not None else self.request_bound
-        # The read plans are made first and apart from the write plans: a read needs only them, a
-        # write the write plans (a re-warm with writes makes them before the claims' pack reads).
-        if reads:
-            planned = self._reads_planned.wait
+        # Each route waits for its own plans (WARM_GATES); a write, outside a warm-up that makes the
+        # write plans, for the whole re-warm.
+        if gate != "writes" or self._warming_writes:
+            planned = self._planned[gate].wait
         else:
-            planned = self._writes_planned.wait if self._warming_writes else self.db.wait_warm
+            planned = self.db.wait_warm
         if not planned(max(0.0, left - WARM_WAIT_RESERVE)):
             raise Unavailable("Neo4j is back and the query plans are being compiled; retry shortly.")
 
@@ -324,7 +371,7 @@ class GraphService:
         self._refuse_until_started()
         scope = principal().fence(request.project_id, request.project_prefix)
         self.ensure_schema()
-        self._refuse_while_warming(reads=True)
+        self._refuse_while_warming("pack")
         pack = build_pack(self.db, request, self.clock(), scope)
         telemetry.observe_pack(pack)
         return pack
@@ -355,7 +402,7 @@ class GraphService:
         request = self._one_fence(parse(RetrieveRequest, data if data is not None else {}, BadRequest))
         self._refuse_until_started()
         self.ensure_schema()
-        self._refuse_while_warming(reads=True)
+        self._refuse_while_warming("retrieve")
         return retrieve(self.db, request, self.clock())
 
     @operation("read")
@@ -366,7 +413,7 @@ class GraphService:
         request = self._one_fence(parse(DigestRequest, data if data is not None else {}, BadRequest))
         self._refuse_until_started()
         self.ensure_schema()
-        self._refuse_while_warming(reads=True)
+        self._refuse_while_warming("digest")
         return digest(self.db, request, self.clock())
 
     @operation("read")
@@ -377,7 +424,7 @@ class GraphService:
         request = self._one_fence(parse(AliasListRequest, data if data is not None else {}, BadRequest))
         self._refuse_until_started()
         self.ensure_schema()
-        self._refuse_while_warming(reads=True)
+        self._refuse_while_warming("retrieve")
         return list_aliases(self.db, request)
 
     # -- change detection (SPEC §13; graphsvc.surfaces.watching) -----------

@@ -308,17 +308,67 @@ def test_reads_pass_once_the_read_plans_are_made(db, held_rewarm):
     service.bootstrap({})
     held_rewarm(service)
     deadline = time.monotonic() + 60
-    while not service._reads_planned.is_set():  # the re-warm's read plans are being made
+    while not all(service._planned[gate].is_set() for gate in ("pack", "retrieve", "digest")):
         assert time.monotonic() < deadline, "the read plans were never made"
         time.sleep(0.02)
     token = _bounded(5.0)  # room for the pack on a busy machine: past its bound it would be abandoned
     try:
         assert "ready" in service.bootstrap({})
+        assert service.retrieve({"terms": ["warm"]})["outcome"]
+        assert "counts" in service.digest({"project_id": "p"})
         assert db.warming
         with pytest.raises(Unavailable):
             service.ingest(INGEST)
     finally:
         call_deadline.reset(token)
+
+
+def test_packs_pass_while_the_digest_plans_are_being_made(db, held_rewarm, monkeypatch):
+    """Each route waits for its own plans only: with the re-warm held inside the digest's unit, a
+    pack and a retrieve run, and a digest waits (bounded) for its plans."""
+    import threading
+    import time
+
+    from graphsvc.errors import Unavailable
+    from graphsvc.request_context import call_deadline
+
+    service = GraphService(db, clock=fixed_clock(NOW))
+    service.bootstrap({})
+    in_digest, release_digest = threading.Event(), threading.Event()
+    real_digest = service.digest
+
+    def held_digest(data):
+        from graphsvc.service import _warming_call
+
+        if _warming_call.get():  # the warm-up's own call: hold it inside the digest unit
+            in_digest.set()
+            release_digest.wait(30)
+        return real_digest(data)
+
+    monkeypatch.setattr(service, "digest", held_digest)
+    held_rewarm(service)
+    try:
+        assert in_digest.wait(60), "the warm-up never reached the digest"
+        deadline = time.monotonic() + 60
+        while not (service._planned["pack"].is_set() and service._planned["retrieve"].is_set()):
+            assert time.monotonic() < deadline, "the pack and retrieve plans were never made"
+            time.sleep(0.02)
+        assert not service._planned["digest"].is_set()
+        token = _bounded(5.0)
+        try:
+            assert "ready" in service.bootstrap({})
+            assert service.retrieve({"terms": ["warm"]})["outcome"]
+        finally:
+            call_deadline.reset(token)
+        token = _bounded(1.0)
+        try:
+            with pytest.raises(Unavailable):
+                real_digest({"project_id": "p"})
+        finally:
+            call_deadline.reset(token)
+    finally:
+        release_digest.set()
+    assert service._planned["digest"].wait(60)
 
 
 def test_a_rewarm_longer_than_the_deadline_is_a_503(db, held_rewarm):
@@ -363,7 +413,7 @@ def test_writes_pass_once_the_write_plans_are_made(db, monkeypatch):
     try:
         db.rewarm()  # what the first call after an outage starts: service.warm(writes=True)
         deadline = time.monotonic() + 120
-        while not (service._warming_writes and service._writes_planned.is_set()):
+        while not (service._warming_writes and service._planned["writes"].is_set()):
             assert time.monotonic() < deadline, "the write plans were never made"
             time.sleep(0.02)
         token = _bounded(5.0)
