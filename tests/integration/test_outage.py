@@ -55,6 +55,7 @@ class LocalOutageNeo4j:
         self.local = dataclasses.replace(
             LocalNeo4j.named("outage"), instance=f"outage-{os.getpid()}",
             bolt_port=free_port(), http_port=free_port(), heap="512m", pagecache="64m",
+            keeps_class_archive=False,  # removed with its home after the run
         )
         self.bolt_uri, self.password = self.local.bolt_uri, self.local.password
 
