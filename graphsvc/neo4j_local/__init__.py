@@ -136,10 +136,10 @@ class LocalNeo4j:
     def class_archive(self) -> Path:
         """This instance's dynamic class-data archive (the JVM's AppCDS) for the JDK and jars in use.
 
-        Why: a freshly started Neo4j loads and verifies some tens of thousands of classes, many of
-        them its Cypher compiler's, while the first queries are planned. Mapped from an archive, they
-        are loaded ready: measured on 2 cores, Bolt answered 12 s after a start instead of 16, the pack
-        statements' first plans took ~18 % less time, and the write statements' re-warm ~17 % less.
+        Why: a starting Neo4j loads and verifies tens of thousands of classes one by one. Mapped from
+        an archive, they are loaded ready: measured on 2 cores, interleaved, Bolt answered 12.6-14.1 s
+        after a start instead of 17.8-20.1 s. (The first query plans after a start were not measurably
+        sooner: that time is the JIT's and the planner's, not class loading.)
         The JVM checks an archive against its own build and the classpath (which names this
         instance's folder, so each instance has its own) and ignores one that does not match; the
         name changes with the JDK and the jars, so a new one is made after either changes."""
