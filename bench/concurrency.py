@@ -224,6 +224,8 @@ class Service:
         self.proc: subprocess.Popen | None = None
 
     def __enter__(self) -> "Service":
+        # BENCH_SERVICE_LOG_LEVEL=info keeps the service's info lines (e.g. when each warm-up unit's
+        # plans were in) in its log, /tmp/graphsvc-bench-<name>-<port>.log.
         env = dict(os.environ, PYTHONPATH=str(Path(self.source).resolve()), GRAPHSVC_PORT=str(self.port),
                    GRAPHSVC_LOG_LEVEL=os.environ.get("BENCH_SERVICE_LOG_LEVEL", "warning"))
         env.update(self.extra_env)  # a target may set PYTHONPATH itself (e.g. an extra package dir)

@@ -130,7 +130,7 @@ class GraphService:
         self._planned = {gate: threading.Event() for gate in WARM_GATES}
         for planned in self._planned.values():
             planned.set()
-        self._warming_writes = False  # a warm-up with `writes` runs (the writes wait for `_writes_planned`)
+        self._warming_writes = False  # a warm-up with `writes` runs (the writes wait for `_planned["writes"]`)
         #: What the background start-up (`start_in_background`) waits for; None when none is running.
         self._starting: str | None = None
         self._started = threading.Event()
