@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 
 from graphsvc.models import BootstrapRequest
-from graphsvc.store.bootstrap import CAPPED_SECTIONS, pack_statements, section_runs, statement_parameters
+from graphsvc.store.bootstrap import (MAX_LIMIT, CAPPED_SECTIONS, pack_runs, pack_statements, section_runs,
+                                     statement_parameters)
 from graphsvc.store.db import run
 
 from .bootstrap_support import NOW, Store, ids
@@ -81,3 +82,53 @@ def test_marks_from_outgrown_totals_change_no_row(db, fence):
                     for arguments in section_runs(params, head) for record in run(tx, sections_name, **arguments)]
 
         assert db.read(lambda tx: sections(tx, True)) == db.read(lambda tx: sections(tx, False)), budget
+
+
+def test_a_pack_reads_its_sections_in_one_run_when_the_constraints_fit_it():
+    params = statement_parameters(BootstrapRequest(token_budget=400), NOW)
+    one = pack_runs(params, head_row(constraints=TOP_CAPPED, ready=3))
+    assert len(one) == 1 and one[0]["top"] == TOP_CAPPED and one[0]["budget_chars"] == MAX_LIMIT
+    assert marks(one) == [{"constraints": True, "ready": True, "decisions": True, "traps": True}]
+    assert pack_runs(params, head_row(constraints=TOP_CAPPED + 1)) == section_runs(params, head_row(constraints=TOP_CAPPED + 1))
+
+
+@pytest.mark.parametrize("fence", FENCES)
+@pytest.mark.parametrize("constraints", [0, 1, TOP_CAPPED - 1, TOP_CAPPED, TOP_CAPPED + 1])
+def test_packs_read_in_one_run_or_two_match_the_oracle(db, fence, constraints):
+    s = Store(db)
+    if constraints:
+        s.many([{"project_id": "p", "kind": "constraint", "content": f"rule {n} " + "long words " * n}
+                for n in range(constraints)], age_days=1)
+    s.many([{"project_id": "p/sub", "kind": kind, "content": f"{kind} {n}"}
+            for kind in ("decision", "task", "failure_pattern") for n in range(4)], age_days=2)
+    for request in ({**fence}, {**fence, "terms": ["rule", "words"]}, {**fence, "token_budget": 60},
+                    {**fence, "token_budget": 0}, {**fence, "token_budget": 100_000}):
+        assert s.pack(**request) == oracle_pack(db, request, NOW), request
+
+
+@pytest.mark.parametrize("fence", FENCES)
+def test_constraints_written_after_the_head_are_read_with_their_own_run(db, fence, monkeypatch):
+    """The head counted no constraint, so the pack reads every section in one run; 15 are stored (a
+    write committed between the two statements): the run comes back full, and the constraints are
+    read again with their own run, as the pack reads them when the head counts them."""
+    from graphsvc.store import bootstrap
+
+    s = Store(db)
+    s.many([{"project_id": "p", "kind": "constraint", "content": f"rule {n}"} for n in range(15)], age_days=1)
+    s.many([{"project_id": "p", "kind": "task", "content": f"task {n}"} for n in range(3)], age_days=2)
+    request = BootstrapRequest(**fence)
+    params = statement_parameters(request, NOW)
+    expected = db.read(lambda tx: bootstrap.read_sections(tx, request, params))
+    assert len(expected["constraints"]) == 15
+    real_run, runs = bootstrap.run, []
+
+    def stale_head(tx: Any, name: str, **arguments: Any) -> Any:
+        rows = real_run(tx, name, **arguments)
+        if name == "bootstrap/head":
+            return [{**dict(rows[0]), "constraints_total": 0}]
+        runs.append([section["name"] for section in arguments["sections"]])
+        return rows
+
+    monkeypatch.setattr(bootstrap, "run", stale_head)
+    assert db.read(lambda tx: bootstrap.read_sections(tx, request, params)) == {**expected, "constraints_total": 0}
+    assert runs == [["constraints", "ready", "decisions", "traps"], ["constraints"]]
