@@ -9,7 +9,9 @@
 // once for the constraints, whose rows are bounded by the token budget ($arg.top large, then
 // trimmed by least cost), once for ready, decisions and traps, whose rows are capped ($arg.top =
 // the largest cap, each section sliced to its own). Cypher's LIMIT cannot name a variable, so the
-// bound is the run's parameter, not the section's; the two runs share one plan.
+// bound is the run's parameter, not the section's; the two runs share one plan. When the fence's live
+// constraints are no more than the second run's top, the pack runs it once for all four sections
+// (graphsvc.store.bootstrap.pack_runs).
 //
 // Each ranked section is ranked HERE, with the key of graphsvc.core.ranking: whole terms covered
 // desc, distinct term tokens covered desc (against the stored folded `tokens`), updated_at desc
