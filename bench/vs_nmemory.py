@@ -263,6 +263,24 @@ class HttpTarget:
         return took, response
 
 
+class GetTarget:
+    """A GET of a route that answers without the capsules (`/healthz`: HTTP alone; `/readyz`: HTTP, a
+    worker thread and one Neo4j round trip), timed like HttpTarget beside the real calls: what any
+    answer costs over this transport before its own work. The body is not sent."""
+
+    def __init__(self, client: httpx.Client, route: str):
+        self.client = client
+        self.route = route
+
+    async def call(self, body: dict[str, Any]) -> tuple[float, Any]:
+        began = time.perf_counter()
+        response = self.client.get(self.route)
+        took = (time.perf_counter() - began) * 1000
+        if response.status_code != 200:
+            raise SystemExit(f"GET {self.route}: {response.status_code} {response.text[:300]}")
+        return took, response
+
+
 def pack_of(answer: Any) -> dict[str, Any]:
     return answer.json() if isinstance(answer, httpx.Response) else json.loads(answer.content[0].text)
 

@@ -1,7 +1,7 @@
 """memory_retrieve side by side with nmemory: do both answer the same, and how fast, on the same store.
 
     python -m bench.vs_nmemory_retrieve [--size 1000] [--per-class 60] [--rounds 10] [--calls 50]
-                                        [--warmup 20] [--nmemory /work/nmemory/target/release/nmemory]
+                                        [--warmup 20] [--nmemory /work/nmemory/target/release/nmemory] [--floor]
 
 The store is bench.vs_nmemory's dataset (`build(--size)`), with query markers planted in it: words
 found nowhere else, appended to chosen capsules' content (never to the first line, the headline),
@@ -36,7 +36,8 @@ the same order, are loaded into:
 
 2. Timing (`--rounds` > 0): memory_retrieve p50/p95/p99 for four request shapes, interleaved as
    bench.vs_nmemory does (same helpers): nmemory over MCP stdio, `graphsvc mcp` over MCP stdio and
-   `graphsvc serve` (one worker) over one keep-alive HTTP client. Shapes use default limit and
+   `graphsvc serve` (one worker) over one keep-alive HTTP client. With `--floor`, that client's
+   GET /healthz and GET /readyz are timed in each shape's turn too: the floor under any answer. Shapes use default limit and
    budget: one common word over the whole store, three common words in one project, a term found
    through its alias, and a term nothing holds.
 
@@ -68,7 +69,7 @@ from graphsvc.store.transfer import exact_instant
 
 from . import dataset
 from .concurrency import Service
-from .vs_nmemory import (DEFAULT_NMEMORY, FENCED, ROOT, HttpTarget, Item, McpTarget, bench_service, build, edges,
+from .vs_nmemory import (DEFAULT_NMEMORY, FENCED, ROOT, GetTarget, HttpTarget, Item, McpTarget, bench_service, build, edges,
                          interleave, load_nmemory, nmemory_server, nmemory_version, tool_json)
 
 HERE = Path(__file__).resolve().parent
@@ -470,6 +471,9 @@ async def run(args: argparse.Namespace, neo4j_env: dict[str, str], plan_: Plan, 
                     targets = {"nmemory": McpTarget(nmemory, "memory_retrieve"),
                                "graphsvc-mcp": McpTarget(graphsvc, "memory_retrieve"),
                                "graphsvc-http": HttpTarget(client, "/v1/memory_retrieve")}
+                    if args.floor:
+                        targets["http-floor"] = GetTarget(client, "/healthz")
+                        targets["neo4j-floor"] = GetTarget(client, "/readyz")
                     out["timing"] = await interleave(targets, timing_shapes(plan_), args.rounds, args.calls,
                                                      args.warmup, summary=summary)
     return out
@@ -483,6 +487,10 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=50, help="calls per target and shape in each round")
     parser.add_argument("--warmup", type=int, default=20, help="untimed calls per target and shape first")
     parser.add_argument("--nmemory", default=DEFAULT_NMEMORY, help="the nmemory binary (env NMEMORY_BIN)")
+    parser.add_argument("--floor", action="store_true",
+                        help="also time, interleaved with the rest, the same HTTP client's GET /healthz (HTTP "
+                             "alone) and GET /readyz (HTTP, a worker thread and one Neo4j round trip): the "
+                             "least any graphsvc answer costs over HTTP")
     args = parser.parse_args()
     if args.size < 100 or args.per_class < 1 or args.rounds < 0 or args.calls < 1 or args.warmup < 0:
         parser.error("--size must be at least 100, --per-class and --calls at least 1, --rounds and --warmup "
