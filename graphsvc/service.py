@@ -323,8 +323,8 @@ class GraphService:
         step = self._starting
         if step is not None:
             return step
-        if not self.db.ping():
-            return "neo4j"
+        if not self.db.ping():  # in outage mode this probe may be the one that starts the re-warm
+            return "warm-up" if self.db.warming else "neo4j"
         try:
             self.ensure_schema()
         except Unavailable:

@@ -12,8 +12,9 @@ which Neo4j enforces, so a swamped or half-started server answers "timed out" in
 running a statement for 30 s. A FROZEN server enforces nothing, so the surfaces also hold each
 call to `request_bound` = timeout + query_timeout on the wall clock (graphsvc.surfaces.deadline).
 Every outage becomes `Unavailable` (HTTP 503 + Retry-After), and credentials never appear in
-the messages. After an outage, the first call that succeeds fires `on_reconnect` (the service
-warms the pack statement's plans again, in the background).
+the messages. In outage mode a call does not run its own statements: one call at a time sends a
+trivial probe instead, and the first probe that succeeds ends the outage and fires `on_reconnect`
+(the service warms its plans again, in the background) before any call meets a cold plan.
 
 One error is not an outage (`Database.connectivity_failed` has the rule): a failed connection is
 retried within the caller's deadline while a fresh connection to the server still completes the
@@ -125,9 +126,10 @@ class Database:
         self.query_timeout = query_timeout
         #: The longest a caller waits for one call, on the wall clock: a connection, then one statement.
         self.request_bound = timeout + query_timeout
-        #: Called (in a background thread) by the first call that succeeds after an outage.
+        #: Called (in a background thread) once a probe succeeds after an outage (`_probe_outage`).
         self.on_reconnect: Callable[[], None] | None = None
         self._outage = False
+        self._probing = threading.Lock()  # one outage probe at a time
         self._reconnecting = threading.Lock()
         self._warm = threading.Event()  # set whenever no `on_reconnect` runs (`wait_warm`)
         self._warm.set()
@@ -192,7 +194,8 @@ class Database:
 
     @property
     def outage(self) -> bool:
-        """True from a failed connectivity probe until the next call that succeeds."""
+        """True from a failed connectivity probe until an outage probe (`_probe_outage`) or any
+        other statement succeeds."""
         return self._outage
 
     def reachable(self) -> bool:
@@ -227,10 +230,10 @@ class Database:
         """The rule for a connectivity failure (CONNECTIVITY_ERRORS) that reached graphsvc, i.e. one
         the driver's own retries (bounded by `max_transaction_retry_time`) did not absorb.
 
-        - Already in outage mode: a 503 at once, no probe (the next success ends the outage).
+        - Already in outage mode: a 503 at once, no probe (the outage probe ends it: `_probe_outage`).
         - Otherwise probe the server with a fresh connection (`reachable`). When the probe fails,
-          Neo4j is really unreachable: outage mode starts (the first call that succeeds afterwards
-          fires `on_reconnect`, the re-warm) and the answer is a 503 at once.
+          Neo4j is really unreachable: outage mode starts (the first outage probe that succeeds
+          afterwards fires `on_reconnect`, the re-warm) and the answer is a 503 at once.
         - When the probe succeeds the failure was transient (a pooled connection the server
           dropped, a pool acquisition timeout under load, a leader switch): no outage mode, and a
           `TransientUnavailable` that `_retrying` retries while the caller's deadline leaves time.
@@ -253,9 +256,35 @@ class Database:
         given = call_deadline.get()
         return own if given is None else min(given, own)
 
+    def _probe_outage(self) -> None:
+        """In outage mode: 503 at once, unless this call is the one that probes and the probe finds
+        Neo4j back with no re-warm to wait for (no `on_reconnect`: the CLI, a bare Database).
+
+        A Neo4j that comes back has an empty plan cache and a cold JVM. Calls that ran their own
+        statements the moment it answered would each plan them, seconds apiece, cut off by the
+        query timeout (a plan cut short is not cached), on the cores the re-warm needs; and the
+        re-warm would only start once one of them got through. So during an outage one call at a
+        time sends `ping` (planned in milliseconds) in its place: its success ends the outage and
+        starts the re-warm, and that call is a 503 like the others. Every later call meets the
+        re-warm and waits for its own route's plans (GraphService._refuse_while_warming)."""
+        if not self._probing.acquire(blocking=False):
+            raise Unavailable(f"Neo4j at {self.uri} is not reachable; retry shortly.")
+        try:
+            if self._outage:  # else another call's probe ended it meanwhile
+                with self._outage_as_unavailable():  # a success ends the outage: `_recovered`
+                    self._driver.execute_query(neo4j.Query(cypher.load("ping"), timeout=self.timeout),
+                                               database_=self.database, routing_=neo4j.RoutingControl.READ)
+        finally:
+            self._probing.release()
+        if self.warming:
+            raise Unavailable("Neo4j is back and the query plans are being compiled; retry shortly.")
+
     def _retrying(self, attempt: Callable[[], T]) -> T:
         """`attempt()` (one session, one transaction), again after a transient connectivity failure
-        while the deadline leaves time for a back-off and another try."""
+        while the deadline leaves time for a back-off and another try. In outage mode the outage
+        probe goes first (`_probe_outage`)."""
+        if self._outage:
+            self._probe_outage()
         deadline = self._deadline()
         delay = RETRY_DELAY
         while True:

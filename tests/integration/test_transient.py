@@ -159,9 +159,64 @@ def test_an_unreachable_neo4j_is_an_outage_at_once_and_the_first_success_rewarms
     with within(7.0), pytest.raises(Unavailable):
         db.query("ping")  # in outage mode: refused at once again
     proxy.mode = "forward"
-    assert db.query("ping")
+    try:
+        db.query("ping")  # the call that probes: a 503 while the re-warm it started still runs
+    except Unavailable as exc:
+        assert "being compiled" in str(exc)
     assert db.outage is False
+    assert db.wait_warm(5.0)
+    assert db.query("ping")
     deadline = time.monotonic() + 5
     while not rewarms and time.monotonic() < deadline:
         time.sleep(0.05)
     assert len(rewarms) == 1  # Neo4j came back: the plans are warmed again, once
+
+
+def test_after_an_outage_no_call_runs_its_statements_before_the_rewarm_has_begun(proxied):
+    """The call that finds Neo4j back sends the probe in its place and is a 503; the re-warm is
+    under way before any call's own statements run, and calls meanwhile are refused without them."""
+    proxy, db, rewarms = proxied
+    release = threading.Event()
+
+    def rewarm() -> None:
+        rewarms.append(time.monotonic())
+        release.wait(30)
+
+    db.on_reconnect = rewarm
+    proxy.mode = "refuse"
+    proxy.cut_all()
+    with within(7.0), pytest.raises(Unavailable):
+        db.query("ping")
+    assert db.outage is True
+    proxy.mode = "forward"
+    ran: list[str] = []
+    try:
+        with within(7.0), pytest.raises(Unavailable) as refused:
+            db.read(lambda tx: ran.append("first"))
+        assert "being compiled" in str(refused.value)
+        assert db.outage is False and db.warming and len(rewarms) == 1
+        assert ran == []  # the probe ran in its place
+    finally:
+        release.set()
+    assert db.wait_warm(10.0)
+    assert db.read(lambda tx: ran.append("after")) is None
+    assert ran == ["after"] and len(rewarms) == 1
+
+
+def test_one_outage_probe_at_a_time_the_others_are_refused_at_once(proxied):
+    proxy, db, rewarms = proxied
+    proxy.mode = "refuse"
+    proxy.cut_all()
+    with within(7.0), pytest.raises(Unavailable):
+        db.query("ping")
+    ran: list[str] = []
+    with db._probing:  # a probe under way in another call
+        proxy.mode = "forward"
+        began = time.monotonic()
+        with within(7.0), pytest.raises(Unavailable) as refused:
+            db.read(lambda tx: ran.append("run"))
+        assert time.monotonic() - began < 0.5
+        assert "not reachable" in str(refused.value)
+    assert ran == [] and db.outage is True and rewarms == []
+    assert db.query("ping")  # the next call probes, finds Neo4j back, and runs
+    assert db.outage is False
