@@ -8,6 +8,9 @@ way a caller waits for it. For every round and statement, in turn: `CALL db.clea
 then one `EXPLAIN` (planned, not run) with the parameters of a fenced pack with two terms, timed
 on the wall clock. The first round also pays the JVM's warm-up; the median is reported.
 
+`bench/plan_yardstick` (40 trivial WITH clauses) gives the fixed cost of a statement's clauses
+on this machine, beside the real statements.
+
 Statement names are loaded like the service loads them (graphsvc.store.cypher), so an older
 tree's statements can be timed on the same store with GRAPHSVC_CYPHER_DIR=<old tree>/cypher and
 their old names (e.g. `--statements bootstrap/sections`). Uses the `bench` instance unless

@@ -374,6 +374,11 @@ def unread_head(fence_projects: list[str]) -> dict[str, Any]:
     return {"fence_projects": fence_projects, **{f"{section['name']}_total": MAX_LIMIT for section in SECTIONS}}
 
 
+def _section_rows(tx: Any, statement: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    """One run of a section statement: each section it names, with its rows."""
+    return {record["section"]: record["rows"] for record in run(tx, statement, **arguments)}
+
+
 def read_sections(tx: Any, request: BootstrapRequest, params: dict[str, Any]) -> dict[str, Any]:
     """The pack's head row with each ranked section's rows added under its name, in one transaction."""
     head_statement, section_statement = pack_statements(request.project_id, request.project_prefix,
@@ -384,10 +389,9 @@ def read_sections(tx: Any, request: BootstrapRequest, params: dict[str, Any]) ->
     if row["fence_projects"]:
         runs = pack_runs(params, row)
         for arguments in runs:
-            sections.update((record["section"], record["rows"]) for record in run(tx, section_statement, **arguments))
+            sections.update(_section_rows(tx, section_statement, arguments))
         if len(runs) == 1 and len(sections["constraints"]) >= runs[0]["top"]:  # the total was outgrown
-            constraints = section_runs(params, row)[0]
-            sections.update((record["section"], record["rows"]) for record in run(tx, section_statement, **constraints))
+            sections.update(_section_rows(tx, section_statement, section_runs(params, row)[0]))
     return {**row, **sections}
 
 
@@ -408,7 +412,7 @@ def read_ready(tx: Any, request: BootstrapRequest, params: dict[str, Any],
     if row["fence_projects"]:
         capped = section_runs(params, row)[1]
         arguments = {**capped, "sections": [s for s in capped["sections"] if s["name"] == "ready"]}
-        sections.update((record["section"], record["rows"]) for record in run(tx, section_statement, **arguments))
+        sections.update(_section_rows(tx, section_statement, arguments))
     return {**row, **sections}
 
 
