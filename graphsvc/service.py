@@ -59,10 +59,11 @@ WARM_DIGEST: dict[str, Any] = {"project_id": "graphsvc-warm", "token_budget": 0}
 #: The warm-up's units of plans in two chains made side by side, most wanted first (packs are most
 #: of what agents send). The fenced pack plans the head both packs run and the digest reads through,
 #: so the whole-store pack waits for it, and the digest comes after it in its chain. The write
-#: units are made by a warm-up with `writes` only.
+#: units are made by a warm-up with `writes` only: first the statements of ingest, update,
+#: tombstone and relate, then those only sessions, aliases and claims run (graphsvc.store.warmup.LATER).
 WARM_CHAINS: tuple[tuple[str, ...], ...] = (
-    ("pack-fenced", "digest", "writes-clean"),
-    ("retrieve", "pack-store", "writes-changed"),
+    ("pack-fenced", "digest", "writes-clean", "writes-later-clean"),
+    ("retrieve", "pack-store", "writes-changed", "writes-later-changed"),
 )
 #: What each route waits for while a warm-up runs: the units whose plans its statements use.
 WARM_GATES: dict[str, frozenset[str]] = {
@@ -70,7 +71,11 @@ WARM_GATES: dict[str, frozenset[str]] = {
     "retrieve": frozenset({"retrieve"}),
     "digest": frozenset({"pack-fenced", "digest"}),
     "writes": frozenset({"writes-clean", "writes-changed"}),
+    "writes-later": frozenset({"writes-clean", "writes-changed", "writes-later-clean", "writes-later-changed"}),
 }
+#: The writes that run statements of graphsvc.store.warmup.LATER: they wait for the "writes-later" gate
+#: (an import too: its files carry aliases).
+LATER_WRITES = frozenset({"alias", "session_start", "session_finish", "claim", "release"})
 
 #: What an update by the operator (auth off, the CLI) records: no writer, so the previous key's
 #: `written_by` does not outlive the version it wrote.
@@ -182,8 +187,10 @@ class GraphService:
             "pack-store": whole_store_pack,
             "retrieve": lambda: plan_read(self.retrieve, WARM_RETRIEVE),
             "digest": lambda: plan_read(self.digest, WARM_DIGEST),
-            "writes-clean": lambda: warm_write_plans(self.db, False),
-            "writes-changed": lambda: warm_write_plans(self.db, True),
+            "writes-clean": lambda: warm_write_plans(self.db, False, "first"),
+            "writes-changed": lambda: warm_write_plans(self.db, True, "first"),
+            "writes-later-clean": lambda: warm_write_plans(self.db, False, "later"),
+            "writes-later-changed": lambda: warm_write_plans(self.db, True, "later"),
         }
         units = {unit for chain in WARM_CHAINS for unit in chain if writes or not unit.startswith("writes-")}
         gates = {gate: needs & units for gate, needs in WARM_GATES.items() if needs & units}
@@ -352,7 +359,7 @@ class GraphService:
         left = (deadline - time.monotonic()) if deadline is not None else self.request_bound
         # Each route waits for its own plans (WARM_GATES); a write, outside a warm-up that makes the
         # write plans, for the whole re-warm.
-        if gate != "writes" or self._warming_writes:
+        if not gate.startswith("writes") or self._warming_writes:
             planned = self._planned[gate].wait
         else:
             planned = self.db.wait_warm
@@ -472,7 +479,7 @@ class GraphService:
         """Run `write` (a store call taking a wrap); with a key, replay or record in the same transaction."""
         self._refuse_until_started()
         self.ensure_schema()
-        self._refuse_while_warming()
+        self._refuse_while_warming("writes-later" if operation in LATER_WRITES else "writes")
         if key is None:
             return render(write(None))
         try:
@@ -682,7 +689,7 @@ class GraphService:
         from graphsvc.store.transfer import Source, import_lines
 
         self._refuse_until_started()
-        self._refuse_while_warming()
+        self._refuse_while_warming("writes-later")
         source = lines if isinstance(lines, Source) else Source.of_lines(lines)
         if idempotency is None:
             # The file is checked before Neo4j is needed: a bad line is named even with Neo4j down.

@@ -427,3 +427,53 @@ def test_writes_pass_once_the_write_plans_are_made(db, monkeypatch):
     finally:
         release.set()
     assert db.wait_warm(60)
+
+
+def test_core_writes_pass_while_the_later_write_plans_are_being_made(db, monkeypatch):
+    """The statements only sessions, aliases and claims run are planned last (warmup.LATER): with the
+    re-warm held in that unit, an ingest runs and an alias waits (bounded) for its plans."""
+    import threading
+    import time
+
+    from graphsvc.errors import Unavailable
+    from graphsvc.request_context import call_deadline
+    from graphsvc.store import warmup
+
+    held, release = threading.Event(), threading.Event()
+    real_warm = warmup.warm_write_plans
+
+    def warm_write_plans(db_, after_a_change=None, part=None):
+        if part == "later":
+            held.set()
+            release.wait(30)
+        return real_warm(db_, after_a_change, part)
+
+    monkeypatch.setattr(warmup, "warm_write_plans", warm_write_plans)
+    service = GraphService(db, clock=fixed_clock(NOW))
+    service.bootstrap({})
+    try:
+        db.rewarm()  # what the first call after an outage starts: service.warm(writes=True)
+        assert held.wait(120), "the re-warm never reached the later write plans"
+        deadline = time.monotonic() + 120
+        while not service._planned["writes"].is_set():
+            assert time.monotonic() < deadline, "the first write plans were never made"
+            time.sleep(0.02)
+        assert not service._planned["writes-later"].is_set()
+        token = _bounded(5.0)
+        try:
+            assert service.ingest(INGEST)["ids"]
+        finally:
+            call_deadline.reset(token)
+        token = _bounded(1.0)
+        try:
+            began = time.monotonic()
+            with pytest.raises(Unavailable):
+                service.alias({"term": "postgres", "aliases": ["pg"]})
+            assert time.monotonic() - began < 1.5
+        finally:
+            call_deadline.reset(token)
+    finally:
+        release.set()
+    assert db.wait_warm(120)
+    assert service._planned["writes-later"].is_set()
+    assert service.alias({"term": "postgres", "aliases": ["pg"]})
