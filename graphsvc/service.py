@@ -182,6 +182,16 @@ class GraphService:
             fenced_pack.wait(MAINTENANCE_TIMEOUT)
             plan_read(self.bootstrap, WARM_REQUESTS[0])
 
+        # The later write units start once both first ones have ended: side by side with one of
+        # them they would share its cores and hold back the gate of the common writes.
+        first_writes = {"writes-clean", "writes-changed"}
+        ended: set[str] = set()
+        first_writes_ended = threading.Event()
+
+        def later_writes(after_a_change: bool) -> None:
+            first_writes_ended.wait(MAINTENANCE_TIMEOUT)
+            warm_write_plans(self.db, after_a_change, "later")
+
         work: dict[str, Callable[[], None]] = {
             "pack-fenced": lambda: plan_read(self.bootstrap, WARM_REQUESTS[1]),
             "pack-store": whole_store_pack,
@@ -189,26 +199,36 @@ class GraphService:
             "digest": lambda: plan_read(self.digest, WARM_DIGEST),
             "writes-clean": lambda: warm_write_plans(self.db, False, "first"),
             "writes-changed": lambda: warm_write_plans(self.db, True, "first"),
-            "writes-later-clean": lambda: warm_write_plans(self.db, False, "later"),
-            "writes-later-changed": lambda: warm_write_plans(self.db, True, "later"),
+            "writes-later-clean": lambda: later_writes(False),
+            "writes-later-changed": lambda: later_writes(True),
         }
         units = {unit for chain in WARM_CHAINS for unit in chain if writes or not unit.startswith("writes-")}
         gates = {gate: needs & units for gate, needs in WARM_GATES.items() if needs & units}
 
+        def end(chain_units: tuple[str, ...]) -> None:
+            with finished:
+                ended.update(chain_units)
+                if first_writes <= ended:
+                    first_writes_ended.set()
+
         def run_chain(chain: tuple[str, ...]) -> None:
-            for unit in chain:
-                if unit not in units:
-                    continue
-                try:
-                    work[unit]()
-                finally:
-                    if unit == "pack-fenced":
-                        fenced_pack.set()
-                with finished:
-                    done_at[unit] = time.monotonic() - began
-                    for gate, needs in gates.items():
-                        if needs <= done_at.keys():
-                            self._planned[gate].set()
+            try:
+                for unit in chain:
+                    if unit not in units:
+                        continue
+                    try:
+                        work[unit]()
+                    finally:
+                        if unit == "pack-fenced":
+                            fenced_pack.set()
+                        end((unit,))
+                    with finished:
+                        done_at[unit] = time.monotonic() - began
+                        for gate, needs in gates.items():
+                            if needs <= done_at.keys():
+                                self._planned[gate].set()
+            finally:  # a unit that failed ends its chain: nothing waits for the rest of it
+                end(chain)
 
         for gate in gates:
             self._planned[gate].clear()
