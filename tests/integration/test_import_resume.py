@@ -97,6 +97,16 @@ def capsule_count(db: Database) -> int:
     return db._driver.execute_query("MATCH (c:Capsule) RETURN count(c)").records[0][0]
 
 
+def until_recovered(db: Database, limit: float = 120.0) -> None:
+    """After a Neo4j restart the first call probes it and starts the re-warm, and is a 503
+    (Database._probe_outage): ping until one passes, then wait for the re-warm to end."""
+    deadline = time.monotonic() + limit
+    while not db.ping():
+        assert time.monotonic() < deadline, "Neo4j never answered again"
+        time.sleep(0.2)
+    assert db.wait_warm(limit), "the re-warm after the restart never ended"
+
+
 def interrupted_mid_way(db: Database, text: str) -> bool:
     """Something of the file is stored but not all of it (or not its maintained state)."""
     if capsule_count(db) == 0:
@@ -247,6 +257,7 @@ def test_an_import_under_which_neo4j_is_killed_completes_when_run_again(own_neo4
             assert not worker.is_alive(), "the import did not end after Neo4j was killed (an unbounded wait)"
             assert outcome[0] is None or isinstance(outcome[0], Unavailable), repr(outcome[0])
             own_neo4j.start()
+            until_recovered(db)
             hold["at"] = None
             partial_states.append(interrupted_mid_way(db, text))
             deadline = time.monotonic() + 120
