@@ -324,8 +324,8 @@ class Database:
         def warm() -> None:
             try:
                 self.on_reconnect()  # type: ignore[misc]
-            except Exception as exc:  # try again after the next call that succeeds
-                log.warning("warming the query plans failed (%s); retrying after the next success",
+            except Exception as exc:  # outage mode again: the next probe that succeeds warms again
+                log.warning("warming the query plans failed (%s); retrying once Neo4j answers a probe",
                             type(exc).__name__)
                 self._outage = True
             finally:
