@@ -184,7 +184,7 @@ class GraphService:
 
         # The later write units start once both first ones have ended: side by side with one of
         # them they would share its cores and hold back the gate of the common writes.
-        first_writes = {"writes-clean", "writes-changed"}
+        first_writes = WARM_GATES["writes"]
         ended: set[str] = set()
         first_writes_ended = threading.Event()
 
