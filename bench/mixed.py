@@ -3,7 +3,7 @@
     .venv/bin/python -m bench.mixed [--clients 16] [--seconds 60] [--workers 2] [--wipe | --load N] [--restart-neo4j]
                                     [--idle-agents 0 256] [--rounds 1] [--target new=. --target base=DIR]
                                     [--kill-neo4j-at S | --freeze-neo4j-at S --freeze-for 30]
-                                    [--mix packs | --mix recall]
+                                    [--mix packs | --mix recall] [--on-503 retry-after | --on-503 brief]
 
 Each client is a closed loop over one keep-alive connection, picking per request (`--mix packs`,
 the default):
@@ -20,6 +20,11 @@ writes are as above; and 4 % of all requests are sessions (SPEC §11): each clie
 `bench-agent-<n>`, starts one in a random project (POST /v1/sessions, answered with the digest) or
 finishes its open one with a handoff (POST /v1/sessions/{id}/finish), which supersedes its previous
 handoff in that project.
+
+A client answered 503 waits what the answer's Retry-After asks (plus up to 0.25 s of jitter) before its
+next request, as agents' HTTP clients with a retry policy do. `--on-503 brief` makes it wait 50 ms
+whatever it is asked: a client that hammers a service which is refusing it (the default of figures in
+bench/RESULTS.md taken before this option).
 
 `--restart-neo4j` restarts the local `bench` Neo4j before the run (a fresh JVM: no plan cached), and
 the service is started after it.
@@ -195,7 +200,7 @@ def pick(rng: random.Random, words: list[str], own: Own, mix: str = "packs") -> 
 
 
 async def client(port: int, seed: int, words: list[str], stop_at: float, tally: Tally, started: float,
-                 mix: str = "packs") -> None:
+                 mix: str = "packs", on_503: str = "retry-after") -> None:
     rng = random.Random(seed)
     conn = Connection(port)
     own = Own(agent=f"bench-agent-{seed}")
@@ -227,12 +232,26 @@ async def client(port: int, seed: int, words: list[str], stop_at: float, tally: 
                 if len(tally.samples) < 5:
                     tally.samples.append(f"{route} {status} {data[:160]!r}")
                 if status == 503:
-                    await asyncio.sleep(0.05)  # a refused client honours Retry-After's spirit, briefly
+                    await asyncio.sleep(min(pause_after_503(conn.retry_after, on_503, rng),
+                                            max(0.0, stop_at - time.perf_counter())))
                 if status in (404, 409, 422):  # its capsule was tombstoned or changed meanwhile
                     own.tasks.clear()
                     own.others.clear()
     finally:
         conn.close()
+
+
+def pause_after_503(retry_after: str | None, on_503: str, rng: random.Random) -> float:
+    """How long a refused client waits before its next request. `retry-after`: what the answer's
+    Retry-After asks (seconds), plus up to a quarter second of jitter so that clients refused together
+    do not come back in step, as an HTTP client with a retry policy does; `brief`: 50 ms whatever it
+    asks, a client that hammers."""
+    if on_503 == "retry-after" and retry_after is not None:
+        try:
+            return max(0.0, float(retry_after)) + rng.uniform(0.0, 0.25)
+        except ValueError:  # an HTTP date: the service never sends one
+            pass
+    return 0.05
 
 
 async def idle_agent(port: int, ready: asyncio.Event, stop_at: float, seen: dict[str, int]) -> None:
@@ -445,7 +464,7 @@ def freeze_report(marks: dict[str, float], tally: Tally, probes: list[tuple[floa
 
 def run_cell(service: Service, clients: int, seconds: float, idle: int, words: list[str], seed: int,
              kill_at: float | None = None, freeze_at: float | None = None, freeze_for: float = 30.0,
-             mix: str = "packs") -> dict[str, Any]:
+             mix: str = "packs", on_503: str = "retry-after") -> dict[str, Any]:
     tally = Tally()
     seen: dict[str, int] = {}
     restarted: dict[str, float] = {}
@@ -469,7 +488,8 @@ def run_cell(service: Service, clients: int, seconds: float, idle: int, words: l
             faults += [freeze_and_thaw(freeze_at, freeze_for, frozen),
                        probe_healthz(service.port, started + seconds, probes),
                        sample_threads(service.proc.pid, started + seconds, threads)]
-        await asyncio.gather(*[client(service.port, seed * 1000 + c, words, started + seconds, tally, started, mix)
+        await asyncio.gather(*[client(service.port, seed * 1000 + c, words, started + seconds, tally, started, mix,
+                                      on_503)
                                for c in range(clients)], *faults)
         elapsed = time.perf_counter() - started
         cpu.update(meter[0].report(tally.ok + sum(tally.non_2xx.values())))
@@ -494,7 +514,7 @@ def run_cell(service: Service, clients: int, seconds: float, idle: int, words: l
                        1 for began, _end, status, _ in tally.calls if began - bolt >= 10 and not 200 <= status < 300),
                    "non_2xx_from_10s_after_bolt_by_kind": late(tally.failures, bolt + 10)}
     return {
-        "target": service.name, "mix": mix, "clients": clients, "idle_agents": idle, "seconds": round(elapsed, 1),
+        "target": service.name, "mix": mix, "on_503": on_503, "clients": clients, "idle_agents": idle, "seconds": round(elapsed, 1),
         "requests_per_s": round(tally.ok / elapsed, 1), "requests": tally.ok + failed,
         "non_2xx": failed, "non_2xx_share": round(failed / max(1, tally.ok + failed), 4),
         "non_2xx_by_route": tally.non_2xx,
@@ -525,6 +545,9 @@ def main() -> None:
     parser.add_argument("--freeze-for", type=float, default=30.0, help="seconds the Neo4j JVM stays stopped")
     parser.add_argument("--mix", choices=MIXES, default="packs",
                         help="packs: the reads are all packs; recall: packs, retrieves and digests")
+    parser.add_argument("--on-503", choices=("retry-after", "brief"), default="retry-after",
+                        help="retry-after: a refused client waits what Retry-After asks (as agents' HTTP "
+                        "clients do); brief: it waits 50 ms whatever it asks")
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args()
     if args.kill_neo4j_at is not None and args.freeze_neo4j_at is not None:
@@ -566,7 +589,7 @@ def main() -> None:
                 for idle in args.idle_agents:
                     cell = run_cell(service, args.clients, args.seconds, idle, words, seed=round_ * 7 + idle,
                                     kill_at=args.kill_neo4j_at, freeze_at=args.freeze_neo4j_at,
-                                    freeze_for=args.freeze_for, mix=args.mix)
+                                    freeze_for=args.freeze_for, mix=args.mix, on_503=args.on_503)
                     cell.update(round=round_, ready_s=round(ready_s, 1))
                     results.append(cell)
                     routes = "  ".join(f"{r} p50/p95/p99 {v['p50_ms']}/{v['p95_ms']}/{v['p99_ms']}"
