@@ -67,21 +67,25 @@ WARM_CHAINS: tuple[tuple[str, ...], ...] = (
 )
 #: What each route waits for while a warm-up runs: the units whose plans its statements use.
 WARM_GATES: dict[str, frozenset[str]] = {
-    "pack": frozenset({"pack-fenced", "pack-store"}),
+    "pack-fenced": frozenset({"pack-fenced"}),
+    "pack-store": frozenset({"pack-fenced", "pack-store"}),
     "retrieve": frozenset({"retrieve"}),
     "digest": frozenset({"pack-fenced", "digest"}),
     "writes": frozenset({"writes-clean", "writes-changed"}),
     "writes-later": frozenset({"writes-clean", "writes-changed", "writes-later-clean", "writes-later-changed"}),
 }
+#: A pack's gate, by the section statement that serves it (graphsvc.store.bootstrap.pack_statements):
+#: most packs are fenced, and pass before the whole store's section plan is in.
+PACK_GATES = {"bootstrap/sections_fenced": "pack-fenced", "bootstrap/sections_store": "pack-store"}
 #: The writes that run statements of graphsvc.store.warmup.LATER: they wait for the "writes-later" gate
 #: (an import too: its files carry aliases).
 LATER_WRITES = frozenset({"alias", "session_start", "session_finish", "claim", "release"})
 
-#: What an update by the operator (auth off, the CLI) records: no writer, so the previous key's
-#: `written_by` does not outlive the version it wrote.
 #: Seconds of its deadline a call keeps for its own statements when it waits for a re-warm: a
 #: warm pack runs in tens of milliseconds, a write in a few hundred under load.
 WARM_WAIT_RESERVE = 1.5
+#: What an update by the operator (auth off, the CLI) records: no writer, so the previous key's
+#: `written_by` does not outlive the version it wrote.
 NO_PROVENANCE = {"written_by": None, "written_by_label": None}
 
 #: The right each service operation needs (graphsvc.access): filled by `operation`, one entry per
@@ -392,13 +396,13 @@ class GraphService:
     def bootstrap(self, data: Any) -> dict[str, Any]:
         """SPEC §4: the cold-start pack. Bad input → 400 naming the field. A scoped key's pack is
         fenced to its scope (docs/keys.md); a fence outside it is a 403."""
-        from graphsvc.store.bootstrap import build_pack
+        from graphsvc.store.bootstrap import build_pack, pack_statements
 
         request = parse(BootstrapRequest, data if data is not None else {}, BadRequest)
         self._refuse_until_started()
         scope = principal().fence(request.project_id, request.project_prefix)
         self.ensure_schema()
-        self._refuse_while_warming("pack")
+        self._refuse_while_warming(PACK_GATES[pack_statements(request.project_id, request.project_prefix, scope)[1]])
         pack = build_pack(self.db, request, self.clock(), scope)
         telemetry.observe_pack(pack)
         return pack

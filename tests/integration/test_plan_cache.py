@@ -308,7 +308,7 @@ def test_reads_pass_once_the_read_plans_are_made(db, held_rewarm):
     service.bootstrap({})
     held_rewarm(service)
     deadline = time.monotonic() + 60
-    while not all(service._planned[gate].is_set() for gate in ("pack", "retrieve", "digest")):
+    while not all(service._planned[gate].is_set() for gate in ("pack-fenced", "pack-store", "retrieve", "digest")):
         assert time.monotonic() < deadline, "the read plans were never made"
         time.sleep(0.02)
     token = _bounded(5.0)  # room for the pack on a busy machine: past its bound it would be abandoned
@@ -350,7 +350,7 @@ def test_packs_pass_while_the_digest_plans_are_being_made(db, held_rewarm, monke
     try:
         assert in_digest.wait(60), "the warm-up never reached the digest"
         deadline = time.monotonic() + 60
-        while not (service._planned["pack"].is_set() and service._planned["retrieve"].is_set()):
+        while not (service._planned["pack-store"].is_set() and service._planned["retrieve"].is_set()):
             assert time.monotonic() < deadline, "the pack and retrieve plans were never made"
             time.sleep(0.02)
         assert not service._planned["digest"].is_set()
@@ -369,6 +369,54 @@ def test_packs_pass_while_the_digest_plans_are_being_made(db, held_rewarm, monke
     finally:
         release_digest.set()
     assert service._planned["digest"].wait(60)
+
+
+def test_fenced_packs_pass_while_the_whole_store_pack_plans_are_being_made(db, held_rewarm, monkeypatch):
+    """A pack waits for the plans of the section statement it runs: with the re-warm held inside the
+    whole-store pack's unit, a fenced pack runs and a whole-store pack waits (bounded) for its plans."""
+    import threading
+    import time
+
+    from graphsvc.errors import Unavailable
+    from graphsvc.request_context import call_deadline
+
+    service = GraphService(db, clock=fixed_clock(NOW))
+    service.bootstrap({})
+    in_store_pack, release = threading.Event(), threading.Event()
+    real_bootstrap = service.bootstrap
+
+    def held_bootstrap(data):
+        from graphsvc.service import _warming_call
+
+        if _warming_call.get() and "project_id" not in data:  # the warm-up's own whole-store pack
+            in_store_pack.set()
+            release.wait(30)
+        return real_bootstrap(data)
+
+    monkeypatch.setattr(service, "bootstrap", held_bootstrap)
+    held_rewarm(service)
+    try:
+        assert in_store_pack.wait(60), "the warm-up never reached the whole-store pack"
+        assert service._planned["pack-fenced"].wait(60)
+        assert not service._planned["pack-store"].is_set()
+        token = _bounded(5.0)
+        try:
+            assert "ready" in real_bootstrap({"project_id": "p"})
+            assert "ready" in real_bootstrap({"project_prefix": "p", "terms": ["warm"]})
+        finally:
+            call_deadline.reset(token)
+        token = _bounded(1.0)
+        try:
+            began = time.monotonic()
+            with pytest.raises(Unavailable):
+                real_bootstrap({})
+            assert time.monotonic() - began < 1.5
+        finally:
+            call_deadline.reset(token)
+    finally:
+        release.set()
+    assert service._planned["pack-store"].wait(60)
+    assert "ready" in real_bootstrap({})
 
 
 def test_a_rewarm_longer_than_the_deadline_is_a_503(db, held_rewarm):
