@@ -323,29 +323,54 @@ def test_reads_pass_once_the_read_plans_are_made(db, held_rewarm):
         call_deadline.reset(token)
 
 
-def test_packs_pass_while_the_digest_plans_are_being_made(db, held_rewarm, monkeypatch):
-    """Each route waits for its own plans only: with the re-warm held inside the digest's unit, a
-    pack and a retrieve run, and a digest waits (bounded) for its plans."""
+def _hold_warm_call(service: GraphService, monkeypatch, name: str, matches=lambda data: True):
+    """Stop the warm-up inside the unit that runs its own `service.<name>` call (those `matches` picks)
+    until released. Returns (reached, release, the method as it was)."""
     import threading
+
+    reached, release = threading.Event(), threading.Event()
+    real = getattr(service, name)
+
+    def held(data):
+        from graphsvc.service import _warming_call
+
+        if _warming_call.get() and matches(data):
+            reached.set()
+            release.wait(30)
+        return real(data)
+
+    monkeypatch.setattr(service, name, held)
+    return reached, release, real
+
+
+def _refused_within(seconds: float, call, *args) -> None:
+    """`call(*args)` under a deadline of `seconds` is a 503 before that deadline has passed by much:
+    it waited, bounded, for plans not yet made."""
     import time
 
     from graphsvc.errors import Unavailable
     from graphsvc.request_context import call_deadline
 
+    token = _bounded(seconds)
+    try:
+        began = time.monotonic()
+        with pytest.raises(Unavailable):
+            call(*args)
+        assert time.monotonic() - began < seconds + 0.5
+    finally:
+        call_deadline.reset(token)
+
+
+def test_packs_pass_while_the_digest_plans_are_being_made(db, held_rewarm, monkeypatch):
+    """Each route waits for its own plans only: with the re-warm held inside the digest's unit, a
+    pack and a retrieve run, and a digest waits (bounded) for its plans."""
+    import time
+
+    from graphsvc.request_context import call_deadline
+
     service = GraphService(db, clock=fixed_clock(NOW))
     service.bootstrap({})
-    in_digest, release_digest = threading.Event(), threading.Event()
-    real_digest = service.digest
-
-    def held_digest(data):
-        from graphsvc.service import _warming_call
-
-        if _warming_call.get():  # the warm-up's own call: hold it inside the digest unit
-            in_digest.set()
-            release_digest.wait(30)
-        return real_digest(data)
-
-    monkeypatch.setattr(service, "digest", held_digest)
+    in_digest, release, real_digest = _hold_warm_call(service, monkeypatch, "digest")
     held_rewarm(service)
     try:
         assert in_digest.wait(60), "the warm-up never reached the digest"
@@ -360,40 +385,21 @@ def test_packs_pass_while_the_digest_plans_are_being_made(db, held_rewarm, monke
             assert service.retrieve({"terms": ["warm"]})["outcome"]
         finally:
             call_deadline.reset(token)
-        token = _bounded(1.0)
-        try:
-            with pytest.raises(Unavailable):
-                real_digest({"project_id": "p"})
-        finally:
-            call_deadline.reset(token)
+        _refused_within(1.0, real_digest, {"project_id": "p"})
     finally:
-        release_digest.set()
+        release.set()
     assert service._planned["digest"].wait(60)
 
 
 def test_fenced_packs_pass_while_the_whole_store_pack_plans_are_being_made(db, held_rewarm, monkeypatch):
     """A pack waits for the plans of the section statement it runs: with the re-warm held inside the
     whole-store pack's unit, a fenced pack runs and a whole-store pack waits (bounded) for its plans."""
-    import threading
-    import time
-
-    from graphsvc.errors import Unavailable
     from graphsvc.request_context import call_deadline
 
     service = GraphService(db, clock=fixed_clock(NOW))
     service.bootstrap({})
-    in_store_pack, release = threading.Event(), threading.Event()
-    real_bootstrap = service.bootstrap
-
-    def held_bootstrap(data):
-        from graphsvc.service import _warming_call
-
-        if _warming_call.get() and "project_id" not in data:  # the warm-up's own whole-store pack
-            in_store_pack.set()
-            release.wait(30)
-        return real_bootstrap(data)
-
-    monkeypatch.setattr(service, "bootstrap", held_bootstrap)
+    in_store_pack, release, real_bootstrap = _hold_warm_call(service, monkeypatch, "bootstrap",
+                                                             lambda data: "project_id" not in data)
     held_rewarm(service)
     try:
         assert in_store_pack.wait(60), "the warm-up never reached the whole-store pack"
@@ -405,14 +411,7 @@ def test_fenced_packs_pass_while_the_whole_store_pack_plans_are_being_made(db, h
             assert "ready" in real_bootstrap({"project_prefix": "p", "terms": ["warm"]})
         finally:
             call_deadline.reset(token)
-        token = _bounded(1.0)
-        try:
-            began = time.monotonic()
-            with pytest.raises(Unavailable):
-                real_bootstrap({})
-            assert time.monotonic() - began < 1.5
-        finally:
-            call_deadline.reset(token)
+        _refused_within(1.0, real_bootstrap, {})
     finally:
         release.set()
     assert service._planned["pack-store"].wait(60)
