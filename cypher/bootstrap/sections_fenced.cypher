@@ -63,6 +63,9 @@
 //                                 cost less its id (twice), headline and project id: trims a run further
 // Claims (SPEC §12): a row under a live lease (`lease_until > $arg.now`) is read by no section: the
 // head (bootstrap/head.cypher) counts others' and returns the caller's own, which come first.
+// That filter is `coalesce(c.lease_until, $arg.now) <= $arg.now`, never the equivalent OR: the
+// planner may plan an OR as a union of two seeks, which loses the index's order, and a floor then
+// sorts every row of its section instead of reading its k freshest (tests/integration/test_bootstrap_plan.py).
 // The index hints pin the plan whatever the statistics say (tests/integration/test_bootstrap_plan.py).
 // updated_at travels as integer microseconds since the epoch (`updated_us`): decoding driver DateTime
 // values cost ~70 µs each in Python.
@@ -83,7 +86,7 @@ CALL (s, fence_projects, fence_clauses) {
     CALL (s, fence_projects, in_fence) {
       CALL db.index.fulltext.queryNodes('capsule_terms', '+(' + $arg.rank_query + ') +(' + in_fence + ')^0 +(' + s.kinds + ')^0') YIELD node AS c, score
       WHERE c.project_id IN fence_projects AND c.counted = s.counted AND (NOT s.live OR c.valid_to IS NULL OR c.valid_to > $arg.now)
-      AND (c.lease_until IS NULL OR c.lease_until <= $arg.now)
+      AND coalesce(c.lease_until, $arg.now) <= $arg.now
       WITH c, score LIMIT $arg.top
       RETURN c, score
     }
@@ -97,7 +100,7 @@ CALL (s, fence_projects, fence_clauses) {
     CALL (s, p) {
       MATCH (c:Capsule) USING INDEX SEEK c:Capsule(counted, project_id, updated_at)
       WHERE c.counted = s.counted AND c.project_id = p AND c.updated_at < $arg.now AND (NOT s.live OR c.valid_to IS NULL OR c.valid_to > $arg.now)
-      AND (c.lease_until IS NULL OR c.lease_until <= $arg.now)
+      AND coalesce(c.lease_until, $arg.now) <= $arg.now
       WITH c ORDER BY c.counted DESC, c.project_id DESC, c.updated_at DESC LIMIT $arg.top
       RETURN datetime.truncate('microsecond', c.updated_at) AS freshest
     }
@@ -108,20 +111,20 @@ CALL (s, fence_projects, fence_clauses) {
     UNWIND CASE WHEN full THEN [] ELSE fence_projects END AS p
     MATCH (c:Capsule) USING INDEX SEEK c:Capsule(counted, project_id, updated_at)
     WHERE c.counted = s.counted AND c.project_id = p AND c.updated_at >= coalesce(floor, CASE WHEN s.all_rows THEN datetime('0001-01-01T00:00:00Z') ELSE $arg.now END) AND (NOT s.live OR c.valid_to IS NULL OR c.valid_to > $arg.now)
-      AND (c.lease_until IS NULL OR c.lease_until <= $arg.now)
+      AND coalesce(c.lease_until, $arg.now) <= $arg.now
     RETURN c, 0.0 AS score
     UNION ALL
     UNWIND CASE WHEN $arg.rank_query IS NULL OR cut IS NULL THEN [] ELSE fence_clauses END AS in_fence
     CALL db.index.fulltext.queryNodes('capsule_terms', '+(' + $arg.rank_query + ') +(' + in_fence + ')^0 +(' + s.kinds + ')^0' + coalesce(' +(' + [q IN $arg.at_least WHERE q[0] = cut | q[1]][0] + ')^0', '')) YIELD node AS c, score
     WHERE score >= cut AND c.project_id IN fence_projects AND c.counted = s.counted AND (NOT s.live OR c.valid_to IS NULL OR c.valid_to > $arg.now)
-      AND (c.lease_until IS NULL OR c.lease_until <= $arg.now)
+      AND coalesce(c.lease_until, $arg.now) <= $arg.now
     RETURN c, score
     UNION ALL
     UNWIND CASE WHEN $arg.rank_query IS NULL AND size($arg.tokens) > 0 THEN fence_clauses ELSE [] END AS in_fence
     UNWIND $arg.token_queries AS token_query
     CALL db.index.fulltext.queryNodes('capsule_terms', '+' + token_query + ' +(' + in_fence + ') +(' + s.kinds + ')') YIELD node AS c
     WHERE c.project_id IN fence_projects AND c.counted = s.counted AND (NOT s.live OR c.valid_to IS NULL OR c.valid_to > $arg.now)
-      AND (c.lease_until IS NULL OR c.lease_until <= $arg.now)
+      AND coalesce(c.lease_until, $arg.now) <= $arg.now
     WITH c, [t IN $arg.tokens WHERE t IN c.tokens] AS hit
     RETURN c, toFloat(size([ts IN $arg.term_sets WHERE all(t IN ts WHERE t IN hit)]) * $arg.whole_weight + size(hit)) AS score
   }

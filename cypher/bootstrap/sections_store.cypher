@@ -5,7 +5,8 @@
 // Capsule(counted, updated_at) index, the cut from the full-text index without project clauses (the
 // section's kind clause only). A section marked `all_rows` skips the floor, as there.
 //
-// Rows under a live lease (SPEC §12) are skipped, as in bootstrap/sections_fenced.cypher.
+// Rows under a live lease (SPEC §12) are skipped, with the filter written as in
+// bootstrap/sections_fenced.cypher (a coalesce, not an OR, so the floor keeps the index's order).
 // Parameters: those of bootstrap/sections_fenced.cypher, without $arg.fence_projects and
 // $arg.projects_per_query.
 UNWIND $arg.sections AS s
@@ -14,7 +15,7 @@ CALL (s) {
     UNWIND CASE WHEN $arg.rank_query IS NULL THEN [] ELSE [$arg.rank_query] END AS rank_query
     CALL db.index.fulltext.queryNodes('capsule_terms', '+(' + rank_query + ') +(' + s.kinds + ')^0') YIELD node AS c, score
     WHERE c.counted = s.counted AND (NOT s.live OR c.valid_to IS NULL OR c.valid_to > $arg.now)
-      AND (c.lease_until IS NULL OR c.lease_until <= $arg.now)
+      AND coalesce(c.lease_until, $arg.now) <= $arg.now
     WITH score LIMIT $arg.top
     RETURN min(score) AS cut, count(score) = $arg.top AS full
   }
@@ -23,7 +24,7 @@ CALL (s) {
     CALL (s) {
       MATCH (c:Capsule) USING INDEX SEEK c:Capsule(counted, updated_at)
       WHERE c.counted = s.counted AND c.updated_at < $arg.now AND (NOT s.live OR c.valid_to IS NULL OR c.valid_to > $arg.now)
-      AND (c.lease_until IS NULL OR c.lease_until <= $arg.now)
+      AND coalesce(c.lease_until, $arg.now) <= $arg.now
       WITH c ORDER BY c.counted DESC, c.updated_at DESC LIMIT $arg.top
       RETURN datetime.truncate('microsecond', c.updated_at) AS freshest
     }
@@ -33,19 +34,19 @@ CALL (s) {
     UNWIND CASE WHEN full THEN [] ELSE [true] END AS decay_needed
     MATCH (c:Capsule) USING INDEX SEEK c:Capsule(counted, updated_at)
     WHERE c.counted = s.counted AND c.updated_at >= coalesce(floor, CASE WHEN s.all_rows THEN datetime('0001-01-01T00:00:00Z') ELSE $arg.now END) AND (NOT s.live OR c.valid_to IS NULL OR c.valid_to > $arg.now)
-      AND (c.lease_until IS NULL OR c.lease_until <= $arg.now)
+      AND coalesce(c.lease_until, $arg.now) <= $arg.now
     RETURN c, 0.0 AS score
     UNION ALL
     UNWIND CASE WHEN $arg.rank_query IS NULL OR cut IS NULL THEN [] ELSE ['+(' + $arg.rank_query + ') +(' + s.kinds + ')^0' + coalesce(' +(' + [q IN $arg.at_least WHERE q[0] = cut | q[1]][0] + ')^0', '')] END AS at_cut
     CALL db.index.fulltext.queryNodes('capsule_terms', at_cut) YIELD node AS c, score
     WHERE score >= cut AND c.counted = s.counted AND (NOT s.live OR c.valid_to IS NULL OR c.valid_to > $arg.now)
-      AND (c.lease_until IS NULL OR c.lease_until <= $arg.now)
+      AND coalesce(c.lease_until, $arg.now) <= $arg.now
     RETURN c, score
     UNION ALL
     UNWIND CASE WHEN $arg.rank_query IS NULL AND size($arg.tokens) > 0 THEN $arg.token_queries ELSE [] END AS token_query
     CALL db.index.fulltext.queryNodes('capsule_terms', '+(' + token_query + ') +(' + s.kinds + ')') YIELD node AS c
     WHERE c.counted = s.counted AND (NOT s.live OR c.valid_to IS NULL OR c.valid_to > $arg.now)
-      AND (c.lease_until IS NULL OR c.lease_until <= $arg.now)
+      AND coalesce(c.lease_until, $arg.now) <= $arg.now
     WITH c, [t IN $arg.tokens WHERE t IN c.tokens] AS hit
     RETURN c, toFloat(size([ts IN $arg.term_sets WHERE all(t IN ts WHERE t IN hit)]) * $arg.whole_weight + size(hit)) AS score
   }

@@ -132,3 +132,35 @@ def test_no_write_statement_scans_the_store_and_the_order_searches_start_from_th
         if name in ("order/forward", "order/backward"):
             assert [op for op, _ in leaves] == ["NodeUniqueIndexSeek"], (name, leaves)
             assert "Capsule(id)" in leaves[0][1], (name, leaves)
+
+
+def seeks(plan: Any) -> Iterator[tuple[str, int]]:
+    """(details, rows produced) of every index seek of a PROFILEd plan."""
+    if plan["operatorType"].split("@")[0].startswith("NodeIndexSeek"):
+        yield str(plan.get("args", {}).get("Details", "")), plan.get("rows", 0)
+    for child in plan.get("children", []):
+        yield from seeks(child)
+
+
+def test_a_section_floor_reads_only_its_k_freshest_rows_whatever_the_section_holds(db):
+    # The floor (the k-th freshest row of a section) is read in the index's order and stops after
+    # k rows. A plan that splits the seek (an OR of the lease filter planned as a union of two
+    # seeks) loses that order and sorts every row of the section: a budget-0 pack of a 3,000-row
+    # store then read all of them, and the whole store's pack cost grew with the store.
+    s = Store(db)
+    projects = ["nott", "nott/x"]
+    for batch in range(3):
+        s.many([{"project_id": projects[n % 2], "kind": ("constraint", "decision", "failure_pattern", "task")[n % 4],
+                 "content": f"capsule {batch}-{n}"} for n in range(1000)])
+    db._driver.execute_query("CALL db.clearQueryCaches()")
+    for fence in ({}, {"project_prefix": "nott"}):
+        params = statement_parameters(BootstrapRequest(token_budget=0, **fence), NOW)
+        _, statement = pack_statements(params["project_id"], params["project_prefix"])
+        for run in section_runs(params, unread_head(projects)):
+            for section in run["sections"]:
+                arguments = statement_arguments(statement, {**run, "sections": [section]})
+                summary = db._driver.execute_query("PROFILE " + cypher.load(statement), arguments).summary
+                floor = [rows for details, rows in seeks(summary.profile) if "updated_at < $arg.now" in details]
+                assert floor, (fence, section["name"])
+                # at most k per project the fence lists, or k for the whole store
+                assert sum(floor) <= run["top"] * (len(projects) if fence else 1), (fence, section["name"], floor)
