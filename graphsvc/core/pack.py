@@ -28,14 +28,14 @@ estimate only picks where that measured search starts: ``_estimated_fit``).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, overload
 
 from graphsvc.core.budget import longest_fitting_prefix, settle_self_count, tokens_for_chars
 from graphsvc.core.candidates import Candidate
-from graphsvc.core.canonical import canonical_json
+from graphsvc.core.canonical import canonical_json, canonical_length
 from graphsvc.core.ranking import rank
 from graphsvc.core.textmatch import term_token_sets
 from graphsvc.core.timefmt import iso_utc
@@ -266,13 +266,52 @@ def ready_order(inputs: PackInputs, terms: Sequence[str], now: datetime) -> list
     return [plan.head["id"], *(row["id"] for row in plan.rows)]
 
 
+class _Rows(Sequence[Row]):
+    """Section rows built from ranked candidates only when the fill reaches them.
+
+    The store ships constraints as far as their least cost could fit (no excerpt counted), so a
+    large budget receives up to twice the rows it keeps; the fill reads rows in order and stops
+    a row or so past the answer, so the rows after that are never built."""
+
+    def __init__(self, candidates: Sequence[Candidate]):
+        self._candidates = candidates
+        self._built: list[Row] = []
+
+    def __len__(self) -> int:
+        return len(self._candidates)
+
+    def _build_to(self, stop: int) -> None:
+        for candidate in self._candidates[len(self._built):stop]:
+            self._built.append(capsule_row(candidate))
+
+    @overload
+    def __getitem__(self, index: int) -> Row: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[Row]: ...
+
+    def __getitem__(self, index: int | slice) -> Row | list[Row]:
+        if isinstance(index, slice):
+            positions = range(len(self))[index]
+            if positions:
+                self._build_to(max(positions[0], positions[-1]) + 1)
+            return [self._built[position] for position in positions]
+        position = range(len(self))[index]  # IndexError past the end, as a list raises
+        self._build_to(position + 1)
+        return self._built[position]
+
+    def __iter__(self) -> Iterator[Row]:
+        for position in range(len(self)):
+            yield self[position]
+
+
 @dataclass(frozen=True)
 class _Candidates:
     """Everything the budget may keep, ranked and capped: the floors, then content rows in fill order."""
 
     first_constraint: Row | None
     ready: _ReadyPlan
-    constraints: list[Row]  # after the first one
+    constraints: Sequence[Row]  # after the first one
     decisions: list[Row]
     traps: list[Row]
     unshipped_constraints: int = 0  # in scope but past what the budget could hold: always trimmed
@@ -385,7 +424,7 @@ def _estimated_fit(found: _Candidates, budget: int, floor_pack: Row) -> int:
                 ("decisions", found.decisions, False), ("traps", found.traps, False))  # fmt: skip
     for name, rows, opened in sections:
         for row in rows:
-            chars += len(canonical_json(row)) + (1 if opened else _SECTION_OPENING[name])  # a comma, or the opening
+            chars += canonical_length(row) + (1 if opened else _SECTION_OPENING[name])  # a comma, or the opening
             opened = True
             if row["id"] not in seen:
                 seen.add(row["id"])
@@ -439,15 +478,15 @@ def assemble_pack(inputs: PackInputs, request: PackRequest, now: datetime) -> di
     section. ``budget.used_tokens`` always equals ``token_cost`` of the returned pack.
     """
     term_sets = term_token_sets(request.terms)
-    constraints = [capsule_row(c) for c in rank(inputs.constraints, term_sets, now)]
+    ranked = rank(inputs.constraints, term_sets, now)
     ready = _plan_ready(inputs, term_sets, now)
     found = _Candidates(
-        first_constraint=constraints[0] if constraints else None,
+        first_constraint=capsule_row(ranked[0]) if ranked else None,
         ready=ready,
-        constraints=constraints[1:],
+        constraints=_Rows(ranked[1:]),
         decisions=[capsule_row(c) for c in rank(inputs.decisions, term_sets, now)[:SECTION_CAP]],
         traps=[trap_row(c) for c in rank(inputs.traps, term_sets, now)[:SECTION_CAP]],
-        unshipped_constraints=max(0, inputs.constraints_total - len(constraints)),
+        unshipped_constraints=max(0, inputs.constraints_total - len(ranked)),
     )
     envelope = _Envelope(
         as_of=as_of(now),

@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from graphsvc.core.budget import token_cost
-from graphsvc.core.canonical import canonical_json
+from graphsvc.core.canonical import canonical_json, canonical_length
 
 
 def test_top_level_keeps_its_order_nested_objects_are_sorted() -> None:
@@ -43,3 +43,5 @@ def test_it_parses_back_to_the_same_object_and_its_length_is_order_free(value: d
     assert list(json.loads(text)) == list(value)  # top-level order survives
     assert len(text) == len(json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False))
     assert token_cost(value) == math.ceil(len(text) / 4)
+    assert canonical_length(value) == len(text)
+    assert canonical_length(list(value.values())) == len(canonical_json(list(value.values())))

@@ -708,3 +708,26 @@ def test_constraints_past_what_the_store_ships_never_change_the_pack(inputs: Pac
     ranked = rank(inputs.constraints, term_token_sets(list(req.terms)), NOW)
     shipped = replace(inputs, constraints=ranked[: shipped_constraints(ranked, req.token_budget)])
     assert canonical_json(assemble_pack(shipped, req, NOW)) == canonical_json(assemble_pack(inputs, req, NOW))
+
+
+@given(st.lists(st.integers(1, 10**6), max_size=12, unique=True).flatmap(
+    lambda numbers: st.tuples(*(candidate(number) for number in numbers))),
+    st.lists(st.tuples(st.integers(-14, 14), st.integers(-14, 14) | st.none(), st.sampled_from([1, 2, -1]))
+             | st.integers(-14, 14), max_size=6))
+def test_rows_built_on_demand_read_like_the_list_of_all_rows(candidates: tuple[Candidate, ...], reads: list[Any]) -> None:
+    """The fill's section rows, built as it reaches them, answer every read as the full list would."""
+    from graphsvc.core.pack import _Rows
+
+    every = [capsule_row(c) for c in candidates]
+    rows = _Rows(list(candidates))
+    assert len(rows) == len(every)
+    for read in reads:
+        if isinstance(read, int):
+            if -len(every) <= read < len(every):
+                assert rows[read] == every[read]
+            else:
+                with pytest.raises(IndexError):
+                    rows[read]
+        else:
+            assert rows[read[0]:read[1]:read[2]] == every[read[0]:read[1]:read[2]]
+    assert list(rows) == every
