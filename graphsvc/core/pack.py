@@ -51,7 +51,9 @@ __all__ = [
     "assemble_pack",
     "capsule_row",
     "constraint_row_floor",
+    "constraint_rows_likely",
     "constraint_rows_needed",
+    "constraint_run_complete",
     "excerpt",
     "ready_order",
     "ready_section",
@@ -131,12 +133,43 @@ def constraint_rows_needed(token_budget: int) -> int:
 ROW_CHARS_BESIDES_TEXT = MIN_ROW_CHARS - 2 * len("cap-1")
 
 
+def row_floor(capsule_id: str, headline: str, project_id: str) -> int:
+    """`constraint_row_floor` from the three strings it counts (the store's raw rows have no Candidate yet)."""
+    return ROW_CHARS_BESIDES_TEXT + 2 * len(capsule_id) + len(headline) + len(project_id)
+
+
 def constraint_row_floor(candidate: Candidate) -> int:
     """The fewest characters this constraint's row adds to a pack body: the row (comma included)
     and its handle, with no excerpt and no escapes. The store stops shipping constraints where the
     rows after the first could no longer fit by this cost (cypher/bootstrap/sections_*.cypher
     computes it with size(), which counts code points like len)."""
-    return ROW_CHARS_BESIDES_TEXT + 2 * len(candidate.id) + len(candidate.headline) + len(candidate.project_id)
+    return row_floor(candidate.id, candidate.headline, candidate.project_id)
+
+
+#: The least cost (`constraint_row_floor`) below which a constraint row is rare: an id, a project id
+#: and a headline of a few words come to ~130-190 characters (bench/RESULTS.md). MIN_ROW_CHARS (53)
+#: bounds every row, so `constraint_rows_needed` asks a large budget for ~3.5 times the rows it can
+#: hold; the store reads `constraint_rows_likely` first and the rest only when they all fit.
+LIKELY_ROW_CHARS = 128
+
+
+def constraint_rows_likely(token_budget: int) -> int:
+    """The constraints (in rank order) a pack of this budget needs when its rows cost at least
+    LIKELY_ROW_CHARS each: the store's first read of them. Never more than `constraint_rows_needed`."""
+    return min(constraint_rows_needed(token_budget), 2 + token_budget * 4 // LIKELY_ROW_CHARS)
+
+
+def constraint_run_complete(floors: Sequence[int], top: int, budget_chars: int) -> bool:
+    """Whether a read of the ranked constraints limited to `top` rows holds every one a pack can show,
+    given the least costs (`row_floor`) of the rows it shipped, in rank order.
+
+    The store ships the first row, then each while the rows after the first fit `budget_chars` by
+    their least cost, then one more (cypher/bootstrap/sections_*.cypher), and the fill keeps a
+    prefix of that order. So the read is complete when it ran out of rows before `top`, or when a
+    row after the first no longer fit: no later row can be shown. Only when `top` rows shipped and
+    all of them fit could a row past `top` still be shown; the store then reads up to
+    `constraint_rows_needed`."""
+    return len(floors) < top or sum(floors[1:]) > budget_chars
 
 
 @dataclass(frozen=True)

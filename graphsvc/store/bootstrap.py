@@ -15,7 +15,8 @@ fraction of a second each. Since schema v2 the statements read what the writes m
   each capsule's stored folded tokens, then clamped updated_at, then seq), so only the rows a
   pack can show travel: the first 11 ready (next action + 10), the first 10 decisions and traps,
   and constraints (never count-capped) as far as the token budget could possibly hold them
-  (`constraint_rows_needed`, then each row's least cost, `constraint_row_floor`). Python ranks what arrives again with the same key, so the order is
+  (`constraint_rows_needed`, then each row's least cost, `constraint_row_floor`; read first to the
+  rows the budget likely needs, `constraint_rows`). Python ranks what arrives again with the same key, so the order is
   the one SPEC §4 defines whatever order the statement sends. With terms each row carries its
   coverage `score`, counted from its stored folded tokens, and Python ranks by that: the stored
   tokens stand for the text here (maintained on every write, checked by `graphsvc verify`).
@@ -59,7 +60,8 @@ from graphsvc.store.db import Database, run
 from graphsvc.models import BootstrapRequest
 from graphsvc.core.budget import CHARS_PER_TOKEN
 from graphsvc.core.pack import (
-    ROW_CHARS_BESIDES_TEXT, SECTION_CAP, PackInputs, PackRequest, assemble_pack, constraint_rows_needed,
+    ROW_CHARS_BESIDES_TEXT, SECTION_CAP, PackInputs, PackRequest, assemble_pack, constraint_rows_likely,
+    constraint_rows_needed, constraint_run_complete, row_floor,
 )
 from graphsvc.core.textmatch import term_token_sets
 from graphsvc.store.maintain import stored_token
@@ -322,6 +324,7 @@ def statement_parameters(request: BootstrapRequest, now: datetime,
     return {
         "scope": list(scope) if scope is not None else None,
         "now": now, "top_constraints": min(constraint_rows_needed(request.token_budget), MAX_LIMIT),
+        "likely_constraints": min(constraint_rows_likely(request.token_budget), MAX_LIMIT),
         "budget_chars": min(CHARS_PER_TOKEN * request.token_budget, MAX_LIMIT),
         "row_chars_besides_text": ROW_CHARS_BESIDES_TEXT,
         "project_id": request.project_id, "project_prefix": request.project_prefix,
@@ -330,8 +333,9 @@ def statement_parameters(request: BootstrapRequest, now: datetime,
     }
 
 
-def section_runs(params: dict[str, Any], head: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The section statement's two runs after the `head` row: the constraints, bounded by the budget;
+def section_runs(params: dict[str, Any], head: Mapping[str, Any], constraints_top: int | None = None) -> list[dict[str, Any]]:
+    """The section statement's two runs after the `head` row: the constraints, bounded by the budget
+    (to `constraints_top` rows, by default every row the budget could hold: `top_constraints`);
     then the capped sections, each read to the largest cap (Cypher's LIMIT cannot name the section)
     and sliced to its own.
 
@@ -346,15 +350,18 @@ def section_runs(params: dict[str, Any], head: Mapping[str, Any]) -> list[dict[s
         return [{**section, "all_rows": head[f"{section['name']}_total"] <= top} for section in sections]
 
     top_capped = max(s["cap"] for s in CAPPED_SECTIONS)
+    top = params["top_constraints"] if constraints_top is None else constraints_top
     return [
-        {**shared, "sections": marked([CONSTRAINTS], params["top_constraints"]), "top": params["top_constraints"]},
+        {**shared, "sections": marked([CONSTRAINTS], top), "top": top},
         {**shared, "sections": marked(CAPPED_SECTIONS, top_capped), "top": top_capped, "budget_chars": MAX_LIMIT},
     ]
 
 
 def pack_runs(params: dict[str, Any], head: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The section statement's runs for a pack: `section_runs`, or ONE run of all four sections when
-    the fence's live constraints (the head's total) are no more than the capped run's top.
+    """The section statement's runs for a pack: `section_runs`, its constraints read to the rows the
+    budget likely needs (`likely_constraints`, completed by `constraint_rows` when they all fit), or
+    ONE run of all four sections when the fence's live constraints (the head's total) are no more
+    than the capped run's top.
 
     Why: the constraints have a run of their own because its top follows the budget and Cypher's
     LIMIT cannot name a section; when they all fit the capped run's top they are read there, whole
@@ -362,7 +369,7 @@ def pack_runs(params: dict[str, Any], head: Mapping[str, Any]) -> list[dict[str,
     could fit). That saves a pack of a small fence one statement of its three, ~1 ms of a ~12 ms
     pack at 1k capsules. A write committed between the head and the run may have added constraints
     past that top: `read_sections` then reads them with their own run, as if none had been merged."""
-    constraints, capped = section_runs(params, head)
+    constraints, capped = section_runs(params, head, params["likely_constraints"])
     if head["constraints_total"] > capped["top"]:
         return [constraints, capped]
     return [{**capped, "sections": [{**CONSTRAINTS, "all_rows": True}, *capped["sections"]]}]
@@ -379,6 +386,27 @@ def _section_rows(tx: Any, statement: str, arguments: dict[str, Any]) -> dict[st
     return {record["section"]: record["rows"] for record in run(tx, statement, **arguments)}
 
 
+def constraint_rows(tx: Any, statement: str, params: dict[str, Any], head: Mapping[str, Any],
+                    likely: Mapping[str, Any] | None = None) -> list[Any]:
+    """The constraints a pack can show, in rank order: the run to the rows the budget likely needs
+    (`likely`, when the caller ran it already), then, only when that run is not complete
+    (graphsvc.core.pack.constraint_run_complete: it shipped its `top` rows and all of them fit), the
+    run to every row the budget could hold.
+
+    Why two: a run's cost follows its `top` (the floor seek, the rows from the floor and their sort
+    all read `top` rows), and `constraint_rows_needed` assumes rows of 53 characters where a store's
+    least costs are ~130-190, so a pack of 50,000 tokens read ~3,800 constraints to ship ~1,100 and
+    show ~540. A run's rows are a prefix of a longer run's (one total order, LIMIT), so the second
+    run only adds rows; a store of very short rows pays one run more."""
+    if likely is None:
+        likely = section_runs(params, head, params["likely_constraints"])[0]
+    rows = _section_rows(tx, statement, likely)["constraints"]
+    if likely["top"] < params["top_constraints"] and not constraint_run_complete(
+            [row_floor(r["id"], r["headline"], r["project_id"]) for r in rows], likely["top"], likely["budget_chars"]):
+        rows = _section_rows(tx, statement, section_runs(params, head)[0])["constraints"]
+    return rows
+
+
 def read_sections(tx: Any, request: BootstrapRequest, params: dict[str, Any]) -> dict[str, Any]:
     """The pack's head row with each ranked section's rows added under its name, in one transaction."""
     head_statement, section_statement = pack_statements(request.project_id, request.project_prefix,
@@ -388,10 +416,13 @@ def read_sections(tx: Any, request: BootstrapRequest, params: dict[str, Any]) ->
     # No project of the fence lists a capsule: every section is empty, nothing to read.
     if row["fence_projects"]:
         runs = pack_runs(params, row)
-        for arguments in runs:
-            sections.update(_section_rows(tx, section_statement, arguments))
-        if len(runs) == 1 and len(sections["constraints"]) >= runs[0]["top"]:  # the total was outgrown
-            sections.update(_section_rows(tx, section_statement, section_runs(params, row)[0]))
+        if len(runs) == 1:
+            sections.update(_section_rows(tx, section_statement, runs[0]))
+            if len(sections["constraints"]) >= runs[0]["top"]:  # the total was outgrown
+                sections["constraints"] = constraint_rows(tx, section_statement, params, row)
+        else:
+            sections["constraints"] = constraint_rows(tx, section_statement, params, row, runs[0])
+            sections.update(_section_rows(tx, section_statement, runs[1]))
     return {**row, **sections}
 
 

@@ -25,7 +25,9 @@ from graphsvc.core.pack import (
     assemble_pack,
     capsule_row,
     constraint_row_floor,
+    constraint_rows_likely,
     constraint_rows_needed,
+    constraint_run_complete,
     excerpt,
     trap_row,
 )
@@ -699,6 +701,32 @@ def shipped_constraints(ranked: list[Candidate], token_budget: int) -> int:
             break
         fitting += 1
     return min(len(ranked), 2 + fitting, constraint_rows_needed(token_budget))
+
+
+@settings(max_examples=200, deadline=None)
+@given(constraints=many_small_constraints(), req=requests, top=st.integers(1, 120))
+def test_a_constraint_run_called_complete_gives_the_pack_of_every_constraint(constraints: list[Candidate],
+                                                                          req: PackRequest, top: int) -> None:
+    """A run of the section statement limited to `top` rows (at most constraint_rows_needed) ships
+    what the budget rule ships of its `top` rows; when constraint_run_complete holds, those rows
+    alone build the pack that every constraint builds, so the store need not read further."""
+    full = inputs(constraints=constraints)
+    ranked = rank(constraints, term_token_sets(list(req.terms)), NOW)
+    top = min(top, constraint_rows_needed(req.token_budget))
+    shipped = ranked[:min(top, shipped_constraints(ranked, req.token_budget))]
+    if constraint_run_complete([constraint_row_floor(c) for c in shipped], top, 4 * req.token_budget):
+        assert canonical_json(assemble_pack(replace(full, constraints=shipped), req, NOW)) == \
+            canonical_json(assemble_pack(full, req, NOW))
+
+
+def test_the_likely_constraint_rows_are_a_first_read_never_past_the_needed_ones() -> None:
+    assert [constraint_rows_likely(b) for b in (0, 31, 32, 2_000, 50_000)] == [2, 2, 3, 64, 1_564]
+    assert all(constraint_rows_likely(b) <= constraint_rows_needed(b) for b in range(0, 5_000, 7))
+    # Rows of the least cost likely assumes: the likely run ends past the budget, complete.
+    assert constraint_run_complete([128] * 64, 64, 4 * 2_000)
+    # Shorter rows that all fit: the store reads on, to constraint_rows_needed.
+    assert not constraint_run_complete([60] * 64, 64, 4 * 2_000)
+    assert constraint_run_complete([60] * 63, 64, 4 * 2_000)  # the fence ran out of constraints
 
 
 @settings(max_examples=150)
