@@ -89,7 +89,8 @@ def test_a_pack_reads_its_sections_in_one_run_when_the_constraints_fit_it():
     one = pack_runs(params, head_row(constraints=TOP_CAPPED, ready=3))
     assert len(one) == 1 and one[0]["top"] == TOP_CAPPED and one[0]["budget_chars"] == MAX_LIMIT
     assert marks(one) == [{"constraints": True, "ready": True, "decisions": True, "traps": True}]
-    assert pack_runs(params, head_row(constraints=TOP_CAPPED + 1)) == section_runs(params, head_row(constraints=TOP_CAPPED + 1))
+    two = head_row(constraints=TOP_CAPPED + 1)
+    assert pack_runs(params, two) == section_runs(params, two, params["likely_constraints"])
 
 
 @pytest.mark.parametrize("fence", FENCES)
