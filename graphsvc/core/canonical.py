@@ -18,7 +18,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["canonical_json", "canonical_length"]
+__all__ = ["canonical_json", "canonical_length", "canonical_members"]
 
 
 #: One encoder for every call: the budget fill serializes a few candidate packs per request.
@@ -35,8 +35,14 @@ def canonical_json(value: Any) -> str:
     """
     if not isinstance(value, Mapping):
         return _nested(value)
-    members = (f"{_nested(key)}:{_nested(item)}" for key, item in value.items())
-    return "{" + ",".join(members) + "}"
+    return "{" + ",".join(text for _, text in canonical_members(value)) + "}"
+
+
+def canonical_members(value: Mapping[str, Any]) -> list[tuple[Any, str]]:
+    """A top-level object's members in its key order, each as (key, its `"key":value` text):
+    canonical_json joins them. So a text of the object less some top-level members (the ETag's,
+    graphsvc.core.etag) is a join of the others, not a second encoding."""
+    return [(key, f"{_nested(key)}:{_nested(item)}") for key, item in value.items()]
 
 
 def canonical_length(value: Any) -> int:

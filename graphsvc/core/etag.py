@@ -13,9 +13,9 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from graphsvc.core.canonical import canonical_json
+from graphsvc.core.canonical import canonical_members
 
-__all__ = ["CLOCK_FIELD", "etag_of", "none_match"]
+__all__ = ["CLOCK_FIELD", "body_and_etag", "etag_of", "none_match"]
 
 #: The one top-level field that moves with the request clock alone.
 CLOCK_FIELD = "as_of"
@@ -25,9 +25,18 @@ DIGEST_HEX = 32
 
 def etag_of(body: Mapping[str, Any]) -> str:
     """The strong ETag (quotes included, as the header carries it) of a §4-style answer."""
-    kept = {key: value for key, value in body.items() if key != CLOCK_FIELD}
-    digest = hashlib.sha256(canonical_json(kept).encode("utf-8")).hexdigest()[:DIGEST_HEX]
-    return f'"{digest}"'
+    return body_and_etag(body)[1]
+
+
+def body_and_etag(body: Mapping[str, Any]) -> tuple[str, str]:
+    """The answer's canonical text (graphsvc.core.canonical.canonical_json) and its ETag, from one
+    encoding of its members: the ETag hashes the canonical text of the answer less `as_of`, which is
+    the same members joined without that one. A large pack's encoding is most of what serving it
+    costs besides Neo4j."""
+    members = canonical_members(body)
+    text = "{" + ",".join(member for _, member in members) + "}"
+    kept = "{" + ",".join(member for key, member in members if key != CLOCK_FIELD) + "}"
+    return text, '"' + hashlib.sha256(kept.encode("utf-8")).hexdigest()[:DIGEST_HEX] + '"'
 
 
 #: One entity-tag of RFC 9110 §8.8.3: an optional weakness indicator, then a quoted opaque-tag

@@ -7,7 +7,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from graphsvc.access import covers
-from graphsvc.core.etag import etag_of, none_match
+import hashlib
+
+from graphsvc.core.canonical import canonical_json
+from graphsvc.core.etag import body_and_etag, etag_of, none_match
 from graphsvc.core.watch_scope import WatchScope
 
 PACK = {"advisory": "ADVISORY_NOT_AUTHORITY", "as_of": "2026-12-06T10:00:00Z", "ready": {"state": "nothing_ready"},
@@ -28,6 +31,18 @@ def test_the_etag_is_strong_quoted_and_ignores_only_the_clock():
 def test_two_bodies_share_an_etag_exactly_when_they_agree_outside_as_of(one, other):
     same = {k: v for k, v in one.items() if k != "as_of"} == {k: v for k, v in other.items() if k != "as_of"}
     assert (etag_of(one) == etag_of(other)) == same
+
+
+@given(st.dictionaries(st.sampled_from(["as_of", "b", "ready", "a", "é"]),
+                       st.recursive(st.integers() | st.text(max_size=5) | st.none(),
+                                    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=3),
+                                    max_leaves=8)))
+def test_the_body_and_its_etag_come_from_one_encoding_as_from_two(body):
+    # The served text is canonical_json's, and the tag is the hash of the canonical text less as_of.
+    text, tag = body_and_etag(body)
+    assert text == canonical_json(body)
+    less_clock = canonical_json({key: value for key, value in body.items() if key != "as_of"})
+    assert tag == '"' + hashlib.sha256(less_clock.encode("utf-8")).hexdigest()[:32] + '"' == etag_of(body)
 
 
 def test_if_none_match_follows_rfc_9110():

@@ -14,7 +14,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from graphsvc.core.canonical import canonical_json
-from graphsvc.core.etag import etag_of, none_match
+from graphsvc.core.etag import body_and_etag, none_match
 from graphsvc.models import BootstrapRequest
 from graphsvc.service import GraphService
 from graphsvc.surfaces.http.common import call, json_body
@@ -44,11 +44,11 @@ OPERATIONS = [
 def pack_response(pack: dict[str, Any], request: Request | None = None, etag: str | None = None) -> Response:
     """The pack as its canonical text, byte for byte what the budget counted, with its ETag; a 304
     with no body when the request's If-None-Match holds that ETag (RFC 9110 §13.1.2)."""
-    etag = etag or etag_of(pack)
+    text, etag = body_and_etag(pack) if etag is None else (None, etag)
     headers = {"ETag": etag}
     if request is not None and none_match(", ".join(request.headers.getlist("if-none-match")) or None, etag):
         return Response(status_code=304, headers=headers)
-    return Response(canonical_json(pack).encode("utf-8"), media_type="application/json", headers=headers)
+    return Response((text or canonical_json(pack)).encode("utf-8"), media_type="application/json", headers=headers)
 
 
 def routes(service: GraphService) -> list[Route]:
