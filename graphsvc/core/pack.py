@@ -57,6 +57,7 @@ __all__ = [
     "excerpt",
     "ready_order",
     "ready_section",
+    "row_floor",
     "scope_of",
     "trap_row",
 ]

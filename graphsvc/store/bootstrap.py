@@ -395,8 +395,8 @@ def constraint_rows(tx: Any, statement: str, params: dict[str, Any], head: Mappi
 
     Why two: a run's cost follows its `top` (the floor seek, the rows from the floor and their sort
     all read `top` rows), and `constraint_rows_needed` assumes rows of 53 characters where a store's
-    least costs are ~130-190, so a pack of 50,000 tokens read ~3,800 constraints to ship ~1,100 and
-    show ~540. A run's rows are a prefix of a longer run's (one total order, LIMIT), so the second
+    least costs are ~130-190: by that bound alone a pack of 50,000 tokens reads ~3,800 constraints to
+    ship ~1,100 and show ~540. A run's rows are a prefix of a longer run's (one total order, LIMIT), so the second
     run only adds rows; a store of very short rows pays one run more."""
     if likely is None:
         likely = section_runs(params, head, params["likely_constraints"])[0]
